@@ -1,0 +1,13 @@
+"""tracegrad.ir: typed SSA graphs, the op registry, text printer and verifier."""
+from . import ops as _ops  # noqa: F401  (registers every op)
+from .builder import Builder
+from .errors import DTypeError, IRError, ShapeError, TraceError, TracegradError
+from .graph import Graph, Node, SourceLoc, Value
+from .printer import print_graph
+from .registry import REGISTRY, OpDef, defop, get
+from .types import DType, TensorType
+from .verifier import verify
+
+__all__ = ["Builder", "DType", "DTypeError", "Graph", "IRError", "Node", "OpDef", "REGISTRY",
+           "ShapeError", "SourceLoc", "TensorType", "TraceError", "TracegradError", "Value",
+           "defop", "get", "print_graph", "verify"]

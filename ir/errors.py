@@ -1,0 +1,42 @@
+"""Error classes of tracegrad; every user-facing error is one of these.
+
+Each message starts with the op, says what is wrong with shapes and dtypes,
+then where (the user's source line) and, when there is one, a hint.
+"""
+from __future__ import annotations
+
+
+class TracegradError(Exception):
+    """Base class. `add_location` appends the user's source line once."""
+
+    def add_location(self, loc) -> "TracegradError":
+        if loc is not None and not getattr(self, "_located", False):
+            self.args = (f"{self.args[0]}\n  at {loc}",) + self.args[1:]
+            self._located = True
+        return self
+
+
+class ShapeError(TracegradError, ValueError):
+    """Operand shapes do not fit the op (broadcasting, matmul inner dims, reshape sizes).
+
+    Fix: check the shapes named in the message; `x.shape` shows a tensor's shape.
+    """
+
+
+class DTypeError(TracegradError, TypeError):
+    """An operand dtype the op does not accept (e.g. `mean` of an integer tensor).
+
+    Fix: cast with `.float()` / `.to(dtype)` first.
+    """
+
+
+class IRError(TracegradError, ValueError):
+    """A malformed IR program (found by the verifier) or unknown op/attribute."""
+
+
+class TraceError(TracegradError, RuntimeError):
+    """`tg.compile` met Python that depends on tensor values (`x.item()`, `if x > 0`).
+
+    Fix: keep value-dependent control flow outside the compiled function, or
+    pass the value as a static (non-tensor) argument.
+    """

@@ -1,0 +1,2 @@
+"""Importing this package registers every op family in the registry."""
+from . import binary, index, linalg, nn, reduce, shape, unary  # noqa: F401

@@ -1,0 +1,75 @@
+"""Shared pieces of op declarations: type inference and attribute canonicalizers."""
+from __future__ import annotations
+
+from .. import types as T
+from ..errors import DTypeError, ShapeError
+
+
+def fmt_types(types) -> str:
+    return ", ".join(str(t) for t in types)
+
+
+def same_as_first(types, **_):
+    return types[0]
+
+
+def broadcast_infer(name: str, out_dtype=None):
+    """Infer for elementwise ops: operands broadcast and share one dtype."""
+    def infer(types, **_):
+        shape = T.broadcast_shapes(*(t.shape for t in types))
+        if shape is None:
+            raise ShapeError(f"{name}: shapes {fmt_types(types)} do not broadcast "
+                             "(trailing dimensions must be equal or 1)")
+        dtypes = {t.dtype for t in types}
+        if len(dtypes) != 1:
+            raise DTypeError(f"{name}: operands must share one dtype in the IR, got {fmt_types(types)}")
+        return T.TensorType(shape, out_dtype or types[0].dtype)
+    return infer
+
+
+def require_float(name: str, t: T.TensorType) -> None:
+    if not t.dtype.is_floating_point:
+        raise DTypeError(f"{name}: expected a floating-point tensor, got {t}")
+
+
+def norm_dim(name: str, dim: int, ndim: int) -> int:
+    """A dim in [-ndim, ndim) made non-negative; IndexError like torch's otherwise."""
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise TypeError(f"{name}: dim must be an int, got {type(dim).__name__}")
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(f"{name}: dimension out of range (expected to be in range of "
+                         f"[{lo}, {hi}], but got {dim})")
+    return dim % max(ndim, 1)
+
+
+def norm_dims(name: str, dim, ndim: int) -> tuple[int, ...]:
+    """None -> all dims; int or sequence -> sorted unique non-negative tuple."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        dim = (dim,)
+    out = tuple(sorted({norm_dim(name, d, ndim) for d in dim}))
+    if len(out) != len(tuple(dim)):
+        raise ValueError(f"{name}: dim {tuple(dim)} names a dimension twice")
+    return out
+
+
+def canon_reduce(types, *, dim=None, keepdim=False):
+    return {"dim": norm_dims("reduction", dim, types[0].ndim), "keepdim": bool(keepdim)}
+
+
+def reduce_shape(shape, dims, keepdim):
+    if keepdim:
+        return tuple(1 if i in dims else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def as_shape(name: str, shape) -> tuple[int, ...]:
+    if isinstance(shape, int):
+        shape = (shape,)
+    try:
+        out = tuple(int(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{name}: expected a shape (sequence of ints), got {shape!r}") from None
+    return out

@@ -1,0 +1,85 @@
+"""The IR text format (grammar in docs/ir.md).
+
+    graph @step(%0: f32[32,784], %1: f32[784,10] {saved}) {
+      %2: f32[32,10] = batched_matmul(%0, %1)          # model.py:14 (step)
+      %3: f32[] = sum(%2) {dim=(0, 1), keepdim=false}  # bwd of #7, model.py:15 (step)
+      return %3
+    }
+
+Names are assigned at print time, so the text is deterministic.
+"""
+from __future__ import annotations
+
+import os
+
+from . import types as T
+from .graph import Graph, SourceLoc
+
+
+def format_attr(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return "none"
+    if isinstance(v, T.DType):
+        return v.short
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, tuple):
+        inner = ", ".join(format_attr(x) for x in v)
+        return f"({inner},)" if len(v) == 1 else f"({inner})"
+    return str(v)
+
+
+def format_loc(loc: SourceLoc | None) -> str:
+    if loc is None:
+        return ""
+    path = loc.file
+    try:
+        rel = os.path.relpath(path)
+        if not rel.startswith(".."):
+            path = rel
+    except ValueError:
+        pass
+    return f"{path}:{loc.line} ({loc.func})"
+
+
+def print_graph(g: Graph) -> str:
+    names: dict[int, str] = {}
+
+    def name(v) -> str:
+        key = id(v)
+        if key not in names:
+            names[key] = f"%{len(names)}"
+        return names[key]
+
+    params = []
+    for v in g.inputs:
+        saved = " {saved}" if id(v) in g.saved else ""
+        params.append(f"{name(v)}: {v.type}{saved}")
+    lines = [f"graph @{g.name}({', '.join(params)}) {{"]
+    body = []
+    for n in g.nodes:
+        outs = ", ".join(f"{name(o)}: {o.type}" for o in n.outputs)
+        args = ", ".join(names.get(id(v), "%?") for v in n.inputs)
+        attrs = dict(n.attrs)
+        if n.region is not None:
+            attrs["fusion"] = n.region
+        attr_text = (" {" + ", ".join(f"{k}={format_attr(a)}" for k, a in attrs.items()) + "}"
+                     if attrs else "")
+        comment = []
+        if n.fwd_id is not None:
+            comment.append(f"bwd of #{n.fwd_id}")
+        elif n.id is not None:
+            comment.append(f"#{n.id}")
+        if n.loc is not None:
+            comment.append(format_loc(n.loc))
+        body.append((f"  {outs} = {n.op}({args}){attr_text}", ", ".join(comment)))
+    width = max((len(s) for s, _ in body), default=0)
+    for s, c in body:
+        lines.append(f"{s.ljust(width)}  # {c}" if c else s)
+    lines.append("  return " + ", ".join(names.get(id(v), "%?") for v in g.outputs))
+    lines.append("}")
+    return "\n".join(lines)

@@ -1,0 +1,175 @@
+"""The op registry: one `OpDef` per op, the single source of truth for op behaviour.
+
+An op declares its inputs and attributes (torch names), type inference, one
+kernel written against an array namespace `xp` (NumPy for the interpreter,
+jax.numpy for the lowering), a VJP rule that emits IR ops through a builder
+(so backward programs are differentiable), and flags the passes read.
+A composite op gives `decomp` instead: a function that emits other ops.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from . import types as T
+from .errors import IRError
+
+# Flags the passes and frontends read (never op names).
+ELEMENTWISE = 1 << 0   # output element i depends on input element i (after broadcasting)
+VIEW = 1 << 1          # torch returns a view (shares storage with the input)
+CHEAP = 1 << 2         # cheap enough to recompute in backward instead of saving
+REDUCTION = 1 << 3
+PROMOTE = 1 << 4       # tensor and scalar operands are promoted to one dtype (torch rules)
+TO_FLOAT = 1 << 5      # integer/bool operands promote to the default float (exp, div ...)
+RANDOM = 1 << 6
+CREATION = 1 << 7      # no tensor inputs (full, arange)
+
+REQUIRED = object()    # attribute default meaning "must be given"
+
+
+class _NonDiff:
+    def __repr__(self) -> str:
+        return "NONDIFF"
+
+
+NONDIFF = _NonDiff()   # vjp value of an op with no gradient (comparisons, argmax)
+
+
+@dataclass(eq=False)
+class OpDef:
+    """Declaration of one op.
+
+    Attributes:
+        name: op name, also the torch function name where one exists.
+        inputs: tensor input names; a single ``"*name"`` means a variadic list.
+        attrs: ``(name, default)`` pairs in print order; ``REQUIRED`` default = must be given.
+        infer: ``infer(in_types, **attrs) -> TensorType | tuple[TensorType, ...]``;
+            raises ShapeError/DTypeError naming the op.
+        kernel: ``kernel(xp, *arrays, **attrs)``; must return the inferred dtype and shape.
+        vjp: ``vjp(b, ct, *inputs, out, **attrs) -> list`` of cotangents (None = no
+            gradient for that input), written with builder ops; or NONDIFF.
+        canon: ``canon(in_types, **attrs) -> attrs`` normalizing attributes
+            (negative dims, None -> all dims), raising IndexError/ValueError.
+        kernels: per-backend kernel overrides, e.g. ``{"jax": fn}``.
+        decomp: for a composite op, ``decomp(ops, *inputs, **attrs)`` emitting other ops.
+        ref: the torch/jax function whose behaviour this op follows.
+    """
+
+    name: str
+    inputs: tuple[str, ...]
+    attrs: tuple[tuple[str, Any], ...] = ()
+    infer: Callable | None = None
+    kernel: Callable | None = None
+    vjp: Any = None
+    canon: Callable | None = None
+    flags: int = 0
+    kernels: dict = field(default_factory=dict)
+    decomp: Callable | None = None
+    ref: str = ""
+    promote_inputs: tuple[int, ...] | None = None  # which operands promote (None = all)
+
+    @property
+    def variadic(self) -> bool:
+        return len(self.inputs) == 1 and self.inputs[0].startswith("*")
+
+    @property
+    def differentiable(self) -> bool:
+        return self.vjp is not NONDIFF
+
+    def kernel_for(self, backend: str) -> Callable:
+        return self.kernels.get(backend, self.kernel)
+
+    def has(self, flag: int) -> bool:
+        return bool(self.flags & flag)
+
+
+REGISTRY: dict[str, OpDef] = {}
+
+
+def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, kernel=None,
+          vjp=None, canon=None, flags=0, kernels=None, decomp=None, ref="",
+          promote_inputs=None) -> OpDef:
+    """Declare and register an op; an incomplete declaration is rejected here."""
+    if isinstance(inputs, str):
+        inputs = tuple(s.strip() for s in inputs.split(",") if s.strip())
+    if name in REGISTRY:
+        raise IRError(f"op {name!r} is declared twice")
+    if decomp is None:
+        missing = [k for k, v in (("infer", infer), ("kernel", kernel), ("vjp", vjp)) if v is None]
+        if missing:
+            raise IRError(f"op {name!r} declaration lacks {', '.join(missing)} "
+                          "(use vjp=NONDIFF for an op without gradient)")
+    op = OpDef(name, inputs, tuple(attrs), infer, kernel, vjp, canon, flags,
+               dict(kernels or {}), decomp, ref, promote_inputs)
+    REGISTRY[name] = op
+    return op
+
+
+def get(name: str) -> OpDef:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise IRError(f"unknown op {name!r}") from None
+
+
+def bind(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
+    """Split a torch-style call into (tensor operands, attrs) by the op's declaration."""
+    if op.variadic:
+        if not args:
+            raise TypeError(f"{op.name}() missing its tensor list argument")
+        first = args[0]
+        if not isinstance(first, (list, tuple)):
+            raise TypeError(f"{op.name}(): expected a list or tuple of tensors, got {type(first).__name__}")
+        operands, rest = list(first), args[1:]
+    else:
+        n = len(op.inputs)
+        operands, rest = list(args[:n]), args[n:]
+        for name in op.inputs[len(operands):]:
+            if name not in kwargs:
+                raise TypeError(f"{op.name}() missing required argument {name!r}")
+            operands.append(kwargs.pop(name))
+    if len(rest) > len(op.attrs):
+        raise TypeError(f"{op.name}() takes at most {len(op.inputs) + len(op.attrs)} "
+                        f"arguments ({len(args)} given)")
+    attrs = {}
+    for i, (aname, default) in enumerate(op.attrs):
+        if i < len(rest):
+            if aname in kwargs:
+                raise TypeError(f"{op.name}() got multiple values for argument {aname!r}")
+            attrs[aname] = rest[i]
+        elif aname in kwargs:
+            attrs[aname] = kwargs.pop(aname)
+        elif default is REQUIRED:
+            raise TypeError(f"{op.name}() missing required argument {aname!r}")
+        else:
+            attrs[aname] = default
+    if kwargs:
+        raise TypeError(f"{op.name}() got unexpected keyword argument(s) {sorted(kwargs)}")
+    return operands, attrs
+
+
+def plan_promotion(op: OpDef, operands: list) -> T.DType | None:
+    """Common dtype of an op's operands under torch's promotion rules, or None.
+
+    ``operands`` holds objects with ``.dtype``/``.shape`` (tensors, IR values)
+    and Python scalars. Only ops flagged PROMOTE or TO_FLOAT promote.
+    """
+    if not op.flags & (PROMOTE | TO_FLOAT):
+        return None
+    if op.promote_inputs is not None:
+        operands = [operands[i] for i in op.promote_inputs]
+    dims, zero_dims, scalars = [], [], []
+    for x in operands:
+        if isinstance(x, (bool, int, float)):
+            scalars.append(x)
+        elif x.shape:
+            dims.append(x.dtype)
+        else:
+            zero_dims.append(x.dtype)
+    if op.flags & PROMOTE:
+        dt = T.result_type(dims, zero_dims, scalars)
+    else:
+        dt = (dims or zero_dims)[0]
+    if op.flags & TO_FLOAT and dt.category != T.FLOAT:
+        dt = T.DEFAULT_FLOAT
+    return dt

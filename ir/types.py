@@ -1,0 +1,206 @@
+"""Dtypes and tensor types of the IR, with PyTorch's type-promotion rules.
+
+A `DType` is the one dtype object used everywhere: `tg.float32 is
+tracegrad.ir.types.float32`.  A `TensorType` is a static shape plus a dtype;
+every IR value has one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+try:  # ml_dtypes ships with jaxlib; bfloat16 is optional for NumPy-only use
+    from ml_dtypes import bfloat16 as _np_bfloat16
+except ImportError:  # pragma: no cover - jax always brings ml_dtypes
+    _np_bfloat16 = None
+
+BOOL, INT, FLOAT = 0, 1, 2  # promotion categories, lowest first
+
+
+@dataclass(frozen=True, eq=False)
+class DType:
+    """A tensor element type.
+
+    Attributes:
+        name: torch name, e.g. ``"float32"``.
+        short: IR text name, e.g. ``"f32"``.
+        itemsize: bytes per element.
+        category: ``BOOL``, ``INT`` or ``FLOAT`` (torch's promotion categories).
+    """
+
+    name: str
+    short: str
+    itemsize: int
+    category: int
+    np_name: str
+
+    @property
+    def numpy(self) -> np.dtype:
+        if self.np_name == "bfloat16":
+            if _np_bfloat16 is None:
+                raise TypeError("bfloat16 needs the ml_dtypes package (installed with jax)")
+            return np.dtype(_np_bfloat16)
+        return np.dtype(self.np_name)
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.category == FLOAT
+
+    def __repr__(self) -> str:
+        return f"tracegrad.{self.name}"
+
+    def __reduce__(self):  # pickle / deepcopy keep identity
+        return (from_name, (self.name,))
+
+
+bool_ = DType("bool", "b1", 1, BOOL, "bool")
+uint8 = DType("uint8", "u8", 1, INT, "uint8")
+int8 = DType("int8", "i8", 1, INT, "int8")
+int16 = DType("int16", "i16", 2, INT, "int16")
+int32 = DType("int32", "i32", 4, INT, "int32")
+int64 = DType("int64", "i64", 8, INT, "int64")
+float16 = DType("float16", "f16", 2, FLOAT, "float16")
+bfloat16 = DType("bfloat16", "bf16", 2, FLOAT, "bfloat16")
+float32 = DType("float32", "f32", 4, FLOAT, "float32")
+float64 = DType("float64", "f64", 8, FLOAT, "float64")
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+_BY_NAME = {d.name: d for d in ALL_DTYPES} | {d.short: d for d in ALL_DTYPES}
+_BY_NUMPY = {d.np_name: d for d in ALL_DTYPES}
+
+DEFAULT_FLOAT = float32  # torch.get_default_dtype()
+DEFAULT_INT = int64
+
+
+def from_name(name: str) -> DType:
+    """The dtype named ``name`` (torch name like "float32" or IR name like "f32")."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise TypeError(f"unknown dtype {name!r}; known: {sorted(d.name for d in ALL_DTYPES)}") from None
+
+
+def from_numpy(dt) -> DType:
+    """The dtype of a NumPy dtype (or anything `np.dtype` accepts)."""
+    key = np.dtype(dt).name
+    try:
+        return _BY_NUMPY[key]
+    except KeyError:
+        raise TypeError(f"NumPy dtype {key} has no tracegrad equivalent; "
+                        f"supported: {sorted(_BY_NUMPY)}") from None
+
+
+def as_dtype(dt) -> DType:
+    """Accept a DType, a torch/IR name, a NumPy dtype or a Python type."""
+    if isinstance(dt, DType):
+        return dt
+    if dt is float:
+        return DEFAULT_FLOAT
+    if dt is int:
+        return DEFAULT_INT
+    if dt is bool:
+        return bool_
+    if isinstance(dt, str) and dt in _BY_NAME:
+        return _BY_NAME[dt]
+    return from_numpy(dt)
+
+
+def promote_types(a: DType, b: DType) -> DType:
+    """torch.promote_types for the dtypes tracegrad supports."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    if a.category == FLOAT:
+        if {a, b} == {float16, bfloat16}:
+            return float32
+        return a if a.itemsize >= b.itemsize else b
+    if a.category == INT:
+        if {a, b} == {uint8, int8}:
+            return int16
+        if uint8 in (a, b):
+            return b if a is uint8 else a
+        return a if a.itemsize >= b.itemsize else b
+    return a
+
+
+def scalar_category(x) -> int:
+    if isinstance(x, (bool, np.bool_)):
+        return BOOL
+    if isinstance(x, (int, np.integer)):
+        return INT
+    if isinstance(x, (float, np.floating)):
+        return FLOAT
+    raise TypeError(f"expected a Python number, got {type(x).__name__}")
+
+
+def result_type(dims: list[DType], zero_dims: list[DType], scalars: list) -> DType:
+    """torch.result_type: dimensioned tensors > zero-dim tensors > Python scalars.
+
+    A lower tier only changes the result when its category is higher; a
+    Python float then gives the default float dtype, an int gives int64.
+    """
+    result = None
+    for tier in (dims, zero_dims):
+        if not tier:
+            continue
+        tier_type = tier[0]
+        for d in tier[1:]:
+            tier_type = promote_types(tier_type, d)
+        if result is None or tier_type.category > result.category:
+            result = tier_type
+    for s in scalars:
+        cat = scalar_category(s)
+        if result is None or cat > result.category:
+            result = {BOOL: bool_, INT: DEFAULT_INT, FLOAT: DEFAULT_FLOAT}[cat]
+    if result is None:
+        raise TypeError("result_type needs at least one operand")
+    return result
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """Static shape and dtype of an IR value: ``f32[32,10]``."""
+
+    shape: tuple[int, ...]
+    dtype: DType
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel * self.dtype.itemsize
+
+    def __str__(self) -> str:
+        return f"{self.dtype.short}[{','.join(map(str, self.shape))}]"
+
+    __repr__ = __str__
+
+
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
+    """NumPy/torch broadcasting of shapes; None when they do not broadcast."""
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for i in range(-ndim, 0):
+        size = 1
+        for s in shapes:
+            if -i > len(s):
+                continue
+            d = s[i]
+            if d == 1:
+                continue
+            if size != 1 and d != size:
+                return None
+            size = d
+        out.append(size)
+    return tuple(out)

@@ -1,0 +1,52 @@
+"""The IR verifier: SSA, known ops and attributes, and types that re-infer.
+
+Runs after every pass in tests and in debug mode (`TRACEGRAD_VERIFY=1`).
+"""
+from __future__ import annotations
+
+from .errors import IRError
+from .graph import Graph
+from .registry import REGISTRY
+
+
+def _fail(g: Graph, index: int, msg: str):
+    from .printer import print_graph
+    lines = print_graph(g).splitlines()
+    at = index + 1  # the header line comes first
+    lo, hi = max(0, at - 3), min(len(lines), at + 4)
+    context = "\n".join(("> " if i == at else "  ") + lines[i] for i in range(lo, hi))
+    raise IRError(f"verify @{g.name}: node {index}: {msg}\n{context}")
+
+
+def verify(g: Graph) -> None:
+    """Raise IRError naming the first malformed node, with the nodes around it."""
+    defined = {id(v) for v in g.inputs}
+    if len(defined) != len(g.inputs):
+        raise IRError(f"verify @{g.name}: an input value is listed twice")
+    for i, n in enumerate(g.nodes):
+        op = REGISTRY.get(n.op)
+        if op is None:
+            _fail(g, i, f"unknown op {n.op!r}")
+        if op.decomp is not None:
+            _fail(g, i, f"{n.op} is a composite op and must be decomposed before it enters a graph")
+        for k, v in enumerate(n.inputs):
+            if id(v) not in defined:
+                _fail(g, i, f"input {k} of {n.op} is used before it is defined")
+        declared = [a for a, _ in op.attrs]
+        if sorted(n.attrs) != sorted(declared):
+            _fail(g, i, f"{n.op} attributes {sorted(n.attrs)} differ from the declared {declared}")
+        try:
+            inferred = op.infer([v.type for v in n.inputs], **n.attrs)
+        except Exception as e:  # the op's own error, reported at this node
+            _fail(g, i, f"{n.op} rejects its inputs: {e}")
+        inferred = inferred if isinstance(inferred, tuple) else (inferred,)
+        if tuple(o.type for o in n.outputs) != inferred:
+            _fail(g, i, f"{n.op} output types {[str(o.type) for o in n.outputs]} differ from "
+                        f"inferred {[str(t) for t in inferred]}")
+        for o in n.outputs:
+            if id(o) in defined:
+                _fail(g, i, "a value is defined twice (SSA violation)")
+            defined.add(id(o))
+    for k, v in enumerate(g.outputs):
+        if id(v) not in defined:
+            raise IRError(f"verify @{g.name}: output {k} is not defined in the graph")

@@ -1,0 +1,78 @@
+"""Reverse-mode autodiff: forward graph -> joint forward+backward graph.
+
+For each forward node, in reverse order, the op's VJP rule emits backward
+nodes (stamped with the forward node's source location and id).  Cotangents
+of values used more than once are summed; a cotangent computed at a
+broadcast shape is summed back to its input's shape (sum_to_size); one of a
+different dtype is converted.  Only nodes on a path from `wrt` to the
+outputs are differentiated.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tracegrad.ir.builder import Builder
+from tracegrad.ir.graph import Graph, Node, Value
+from tracegrad.ir.registry import get
+
+
+@dataclass(frozen=True)
+class Joint:
+    """A joint program: forward nodes, then backward nodes.
+
+    Attributes:
+        graph: inputs = forward inputs + one cotangent per forward output;
+            outputs = one gradient per `wrt` value.
+        forward: identities (id) of the forward nodes.
+        cotangents: the cotangent input values, one per forward output.
+    """
+
+    graph: Graph
+    forward: frozenset
+    cotangents: tuple
+
+
+def depends_on(g: Graph, wrt: list[Value]) -> set[int]:
+    """ids of the values that depend differentiably on any of `wrt`."""
+    live = {id(v) for v in wrt}
+    for n in g.nodes:
+        if get(n.op).differentiable and any(id(v) in live for v in n.inputs):
+            live.update(id(o) for o in n.outputs)
+    return live
+
+
+def autodiff(fwd: Graph, wrt: list[Value]) -> Joint:
+    """Build the joint graph computing d(fwd.outputs)/d(wrt) given output cotangents."""
+    joint = Graph(name=f"{fwd.name}_joint", inputs=list(fwd.inputs), nodes=list(fwd.nodes))
+    cts = tuple(joint.add_input(o.type) for o in fwd.outputs)
+    live = depends_on(fwd, wrt)
+    ct_of: dict[int, Value] = {}
+    b = Builder(joint)
+
+    def accumulate(v: Value, g: Value) -> None:
+        if g.shape != v.shape:
+            g = b.sum_to_size(g, v.shape)
+        if g.dtype is not v.dtype:
+            g = b.convert(g, v.dtype)
+        prev = ct_of.get(id(v))
+        ct_of[id(v)] = g if prev is None else b.add(prev, g)
+
+    for o, ct in zip(fwd.outputs, cts):
+        if id(o) in live:
+            accumulate(o, ct)
+
+    for node in reversed(fwd.nodes):
+        outs = [ct_of.get(id(o)) for o in node.outputs]
+        if all(c is None for c in outs) or not any(id(v) in live for v in node.inputs):
+            continue
+        b.loc, b.fwd_id = node.loc, node.id
+        outs = [c if c is not None else b.full(o.shape, 0, o.dtype) for c, o in zip(outs, node.outputs)]
+        ct = outs[0] if len(outs) == 1 else tuple(outs)
+        grads = get(node.op).vjp(b, ct, *node.inputs, *node.outputs, **node.attrs)
+        for v, g in zip(node.inputs, grads):
+            if g is not None and id(v) in live:
+                accumulate(v, g)
+
+    b.loc = b.fwd_id = None
+    joint.outputs = [ct_of.get(id(w)) or b.full(w.shape, 0, w.dtype) for w in wrt]
+    return Joint(joint, frozenset(id(n) for n in fwd.nodes), cts)

@@ -1,0 +1,34 @@
+"""tracegrad: PyTorch's autograd semantics, with every backward pass a compiled static program.
+
+    import tracegrad as tg
+    x = tg.randn(3, requires_grad=True)
+    (x * x).sum().backward()      # x.grad == 2 * x
+
+jax is not imported here; it loads when the first program is lowered.
+"""
+from tracegrad import ir  # noqa: F401  (registers the ops)
+from tracegrad.ir.errors import DTypeError, IRError, ShapeError, TraceError, TracegradError
+from tracegrad.ir.types import (DType, bfloat16, float16, float32, float64, int8, int16, int32,
+                                int64, uint8)
+from tracegrad.ir.types import bool_ as bool  # noqa: A001  (torch.bool)
+
+from . import autograd
+from ._ops import *  # noqa: F401,F403  (torch-named functions generated from the registry)
+from ._creation import (arange, as_tensor, from_numpy, full, manual_seed, ones, ones_like, rand,
+                        randint, randn, tensor, zeros, zeros_like)
+from ._state import get_executor, set_executor
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .tensor import Parameter, Tensor, _add_registry_methods
+
+_add_registry_methods()
+
+float = float32  # noqa: A001  (torch.float)
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+
+from . import nn, optim  # noqa: E402
+from .compiler import compile  # noqa: E402,A001
+
+__version__ = "0.1.0"

@@ -1,0 +1,141 @@
+"""Tensor creation: tensor, zeros, ones, full, randn, rand, arange, from_numpy ...
+
+Defaults follow torch: Python floats -> float32, ints -> int64, bools -> bool;
+NumPy arrays keep their dtype.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tracegrad.ir import types as T
+from tracegrad.ir.errors import TraceError
+
+from . import _ops, _state
+from .tensor import Tensor, _varargs
+
+_rng = np.random.default_rng()
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the generator behind randn/rand/randint (torch.manual_seed)."""
+    global _rng
+    _rng = np.random.default_rng(seed)
+
+
+def _python_dtype(arr: np.ndarray) -> T.DType:
+    kind = arr.dtype.kind
+    if kind == "b":
+        return T.bool_
+    if kind in "iu":
+        return T.int64
+    if kind == "f":
+        return T.DEFAULT_FLOAT
+    raise TypeError(f"tensor(): cannot build a tensor from data of NumPy dtype {arr.dtype}")
+
+
+def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """A new leaf tensor holding a copy of `data` (torch.tensor).
+
+    Args:
+        data: Python number, nested lists, NumPy array or Tensor.
+        dtype: result dtype; default float32 for Python floats, int64 for ints,
+            bool for bools, the array's dtype for NumPy arrays.
+    Raises:
+        TypeError: data of an unsupported type (strings, objects, ragged lists).
+        RuntimeError: requires_grad on a non-float dtype.
+    """
+    if isinstance(data, Tensor):
+        data = data._concrete("tensor(tensor)")
+        arr = np.array(data)
+        dt = T.from_numpy(arr.dtype)
+    elif isinstance(data, np.ndarray) or isinstance(data, np.generic):
+        arr = np.array(data)
+        dt = T.from_numpy(arr.dtype)
+    else:
+        try:
+            arr = np.array(data)
+        except ValueError as e:
+            raise TypeError(f"tensor(): data is not a rectangular nested list of numbers ({e})") from None
+        if arr.dtype == object or arr.dtype.kind in "USO":
+            raise TypeError(f"tensor(): could not infer a dtype from {type(data).__name__} data")
+        dt = _python_dtype(arr)
+    if dtype is not None:
+        dt = T.as_dtype(dtype)
+    t = Tensor(np.array(arr, dtype=dt.numpy, order="C"))
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def from_numpy(arr: np.ndarray) -> Tensor:
+    """A tensor sharing memory with `arr`, dtype kept (torch.from_numpy)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(arr).__name__}")
+    T.from_numpy(arr.dtype)
+    return Tensor(arr)
+
+
+def as_tensor(data, dtype=None) -> Tensor:
+    return data if isinstance(data, Tensor) and dtype is None else tensor(data, dtype)
+
+
+def full(size, fill_value, *, dtype=None, requires_grad: bool = False) -> Tensor:
+    if dtype is None:
+        dtype = T.result_type([], [], [fill_value])
+    t = _ops.full(tuple(_varargs((size,)) if isinstance(size, int) else size), fill_value,
+                  T.as_dtype(dtype))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def zeros(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+    return full(_varargs(size), 0, dtype=dtype or T.DEFAULT_FLOAT, requires_grad=requires_grad)
+
+
+def ones(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+    return full(_varargs(size), 1, dtype=dtype or T.DEFAULT_FLOAT, requires_grad=requires_grad)
+
+
+def zeros_like(t: Tensor, dtype=None) -> Tensor:
+    return zeros(t.shape, dtype=dtype or t.dtype)
+
+
+def ones_like(t: Tensor, dtype=None) -> Tensor:
+    return ones(t.shape, dtype=dtype or t.dtype)
+
+
+def _random(name: str, sample, size, dtype, requires_grad) -> Tensor:
+    if _state.local.tracer is not None:
+        raise TraceError(f"{name}: random numbers inside tg.compile are not supported yet "
+                         "(PRNG key threading is planned); draw them outside the compiled "
+                         "function and pass them in").add_location(_state.user_location(2))
+    dt = T.as_dtype(dtype or T.DEFAULT_FLOAT)
+    t = Tensor(np.asarray(sample(_varargs(size))).astype(dt.numpy))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def randn(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples of shape `size` (torch.randn); seeded by manual_seed."""
+    return _random("randn", lambda s: _rng.standard_normal(s), size, dtype, requires_grad)
+
+
+def rand(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Uniform [0, 1) samples of shape `size` (torch.rand); seeded by manual_seed."""
+    return _random("rand", lambda s: _rng.random(s), size, dtype, requires_grad)
+
+
+def randint(low, high=None, size=(), dtype=None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    return _random("randint", lambda s: _rng.integers(low, high, s), size,
+                   dtype or T.int64, False)
+
+
+def arange(start, end=None, step=1, *, dtype=None) -> Tensor:
+    """Values in [start, end) by step (torch.arange); int64 unless a bound is a float."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        dtype = T.result_type([], [], [start, end, step])
+        if dtype is T.bool_:
+            dtype = T.int64
+    return _ops.arange(start, end, step, T.as_dtype(dtype))

@@ -1,0 +1,99 @@
+"""The eager/traced op path: run the kernel (or emit a node while tracing), record the tape.
+
+This is the per-op hot loop; it stays lean: one kernel call, and a tape node
+only when grad mode is on and an input requires grad.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from tracegrad.ir import types as T
+from tracegrad.ir.builder import Frontend
+from tracegrad.ir.errors import TracegradError
+from tracegrad.ir.graph import Value
+from tracegrad.ir.registry import VIEW
+
+from . import _state
+from .autograd.graph import AccumulateGrad, Node
+from .tensor import Tensor
+
+
+
+class EagerFrontend(Frontend):
+    """Applies ops to Tensors: NumPy kernels eagerly, graph nodes while tracing."""
+
+    def is_operand(self, x) -> bool:
+        return isinstance(x, Tensor)
+
+    def type_of(self, x: Tensor) -> T.TensorType:
+        return x._type
+
+    def location(self):
+        return _state.user_location(2)
+
+    def constant(self, value, dtype):
+        return Tensor(np.asarray(value, dtype=dtype.numpy))
+
+    def apply(self, op, operands, attrs, out_types, in_types):
+        local = _state.local
+        tracer = local.tracer
+        if tracer is not None:
+            datas = tracer.emit(op, operands, attrs, out_types)
+        else:
+            try:
+                with np.errstate(all="ignore"):
+                    out = op.kernel(np, *[t._data for t in operands], **attrs)
+            except (TracegradError, TypeError, IndexError, ValueError) as e:
+                raise _kernel_error(op, operands, e) from None
+            datas = out if isinstance(out, tuple) else (out,)
+            datas = [d if type(d) is np.ndarray else np.asarray(d) for d in datas]
+        record = (local.grad_enabled and op.differentiable
+                  and any(t._requires_grad for t in operands))
+        base = None
+        if op.flags & VIEW:
+            src = operands[0]
+            base = src._base if src._base is not None else src
+        outs = [Tensor(d, base=base) for d in datas]
+        if base is not None:
+            if base._views is None:
+                base._views = []
+            base._views.extend(weakref.ref(o) for o in outs)
+        if record:
+            edges = tuple(_edge(t) for t in operands)
+            versions = tuple((t._vc, t._vc[0]) for t in operands) + tuple((o._vc, 0) for o in outs)
+            node = Node(op, attrs, edges, tuple(in_types), tuple(t._data for t in operands),
+                        tuple(datas), versions, out_types, _state.user_location(3))
+            for i, o in enumerate(outs):
+                o._requires_grad = True
+                o.grad_fn = node
+                o._out_index = i
+        return outs
+
+
+def _edge(t: Tensor):
+    if not t._requires_grad:
+        return None
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._out_index)
+    acc = t._accumulator() if t._accumulator is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._accumulator = weakref.ref(acc)
+    return (acc, 0)
+
+
+def _kernel_error(op, operands, e):
+    types = ", ".join(str(t._type) for t in operands)
+    msg = f"{op.name}: failed on operands ({types}): {e}"
+    err = type(e)(msg) if not isinstance(e, TracegradError) else e
+    loc = _state.user_location(3)
+    if isinstance(err, TracegradError):
+        return err.add_location(loc)
+    if loc is not None:
+        err.args = (f"{msg}\n  at {loc}",)
+    return err
+
+
+EAGER = EagerFrontend()

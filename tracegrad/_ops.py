@@ -1,0 +1,25 @@
+"""torch-named functions for every op in the registry, generated, not hand-written.
+
+``tracegrad._ops.mul(x, y)`` is ``x * y``; composites (mean, matmul,
+cross_entropy ...) run their registry decomposition on tensors.
+"""
+from __future__ import annotations
+
+from tracegrad.ir.registry import REGISTRY
+
+from ._dispatch import EAGER
+
+
+def _make(name: str, op):
+    def fn(*args, **kwargs):
+        return EAGER.call(name, *args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    params = ", ".join(list(op.inputs) + [f"{a}={d!r}" for a, d in op.attrs])
+    fn.__doc__ = f"{name}({params})\n\nFollows {op.ref or name}; see the op registry for its rules."
+    return fn
+
+
+for _name, _op in REGISTRY.items():
+    globals()[_name] = _make(_name, _op)
+
+__all__ = sorted(REGISTRY)

@@ -1,0 +1,68 @@
+"""Thread-local runtime state: grad mode, the active tracer, the executor choice."""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+from tracegrad.ir.graph import SourceLoc
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.grad_enabled = True
+        self.tracer = None          # compiler.trace.Tracer while @tg.compile traces
+        self.anomaly = False
+
+
+local = _Local()
+
+_EXECUTORS = ("auto", "jax", "interpreter")
+_executor = os.environ.get("TRACEGRAD_EXECUTOR", "auto")
+if _executor not in _EXECUTORS:
+    raise ValueError(f"TRACEGRAD_EXECUTOR={_executor!r} is not one of {_EXECUTORS}")
+
+
+def set_executor(name: str) -> None:
+    """Choose how backward programs run: "jax", "interpreter" or "auto" (default).
+
+    ``auto`` runs a program on the NumPy interpreter the first times it is seen
+    (no compile latency for one-off programs) and lowers it to a cached
+    ``jax.jit`` executable once it is hot (its third run); anomaly mode always
+    uses the interpreter. The environment variable ``TRACEGRAD_EXECUTOR`` sets
+    the initial value.
+
+    Raises:
+        ValueError: unknown executor name.
+    """
+    global _executor
+    if name not in _EXECUTORS:
+        raise ValueError(f"set_executor: {name!r} is not one of {_EXECUTORS}")
+    _executor = name
+
+
+def get_executor() -> str:
+    return _executor
+
+
+def _package_dirs() -> tuple[str, ...]:
+    import tracegrad
+    import tracegrad.ir
+    import tracegrad.passes
+    return tuple(os.path.dirname(m.__file__) + os.sep for m in (tracegrad, tracegrad.ir, tracegrad.passes))
+
+
+_INTERNAL: tuple[str, ...] | None = None
+
+
+def user_location(depth: int = 1) -> SourceLoc | None:
+    """The innermost stack frame outside tracegrad itself: where the user called us."""
+    global _INTERNAL
+    if _INTERNAL is None:
+        _INTERNAL = _package_dirs()
+    f = sys._getframe(depth)
+    while f is not None and f.f_code.co_filename.startswith(_INTERNAL):
+        f = f.f_back
+    if f is None:
+        return None
+    return SourceLoc(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)

@@ -1,0 +1,406 @@
+"""The autograd engine: reachable tape -> cached static backward program -> gradients.
+
+`backward` and `grad` share one path (`_differentiate`):
+
+1. collect the tape nodes reachable from the roots, in recording order;
+2. compute a structural key (ops, attrs, types, wiring, which values want
+   gradients) and look the backward program up in a bounded cache;
+3. on a miss, rebuild the forward IR graph from the tape and run the pass
+   pipeline (autodiff -> prune -> partition) to get the backward program
+   and the list of saved forward values it reads;
+4. run it: on the chosen executor with the saved arrays, or, when the
+   result must itself be differentiable (``create_graph``) or while
+   ``tg.compile`` traces, op by op through the tensor dispatcher, which
+   records the backward ops on the tape (or into the traced program).
+"""
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+
+import numpy as np
+
+from tracegrad.ir import types as T
+from tracegrad.ir.graph import Graph, Node as IRNode
+from tracegrad.ir.registry import get as get_op
+from tracegrad.passes import build_backward
+
+from .. import _state
+from ..tensor import Tensor
+from .graph import AccumulateGrad, Node
+
+log = logging.getLogger("tracegrad.autograd")
+
+CACHE_SIZE = 512
+HOT_AFTER = 2   # "auto" executor: lower to jax on a program's third run
+
+
+class BackwardProgram:
+    """A cached backward program and what it reads from the tape."""
+
+    def __init__(self, graph: Graph, feeds: tuple, n_cotangents: int, saved_bytes: int):
+        self.graph = graph
+        self.feeds = feeds                # per saved input: (node position, is_output, index)
+        self.n_cotangents = n_cotangents
+        self.saved_bytes = saved_bytes
+        self.runs = 0
+        self._lowered = None
+
+    def run_arrays(self, arrays: list) -> list[np.ndarray]:
+        executor = _state.get_executor()
+        if _state.local.anomaly:
+            executor = "interpreter"
+        elif executor == "auto":
+            executor = "jax" if self.runs >= HOT_AFTER else "interpreter"
+        self.runs += 1
+        if executor == "interpreter":
+            from ..backends import interpreter
+            return interpreter.run(self.graph, arrays, check_nan=_state.local.anomaly)
+        if self._lowered is None:
+            from ..backends import jax_backend
+            self._lowered = jax_backend.lower(self.graph)
+        return [np.asarray(a) for a in self._lowered(arrays)]
+
+
+_cache: OrderedDict = OrderedDict()
+
+
+def clear_cache() -> None:
+    _cache.clear()
+
+
+def cache_info() -> dict:
+    return {"programs": len(_cache), "max": CACHE_SIZE}
+
+
+def _collect(roots: list[Tensor]) -> list[Node]:
+    seen: dict[int, Node] = {}
+    stack = [r.grad_fn for r in roots if r.grad_fn is not None]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen[id(n)] = n
+        for e in n.edges:
+            if e is not None and isinstance(e[0], Node) and id(e[0]) not in seen:
+                stack.append(e[0])
+    return sorted(seen.values(), key=lambda n: n.seq)
+
+
+def _attrs_key(attrs: dict):
+    return tuple(attrs.values())
+
+
+class _Wiring:
+    """The structure of a reachable tape: the cache key and what to feed where."""
+
+    def __init__(self, nodes: list[Node], roots: list[Tensor], targets: list[Tensor]):
+        pos = {id(n): i for i, n in enumerate(nodes)}
+        self.leaves: list[AccumulateGrad] = []
+        leaf_pos: dict[int, int] = {}
+        self.refs = []
+        key = []
+        for i, n in enumerate(nodes):
+            refs = []
+            for k, e in enumerate(n.edges):
+                if e is None:
+                    refs.append(("c",))
+                elif isinstance(e[0], AccumulateGrad):
+                    li = leaf_pos.get(id(e[0]))
+                    if li is None:
+                        li = leaf_pos[id(e[0])] = len(self.leaves)
+                        self.leaves.append(e[0])
+                    refs.append(("l", li))
+                else:
+                    refs.append(("n", pos[id(e[0])], e[1]))
+            refs = tuple(refs)
+            self.refs.append(refs)
+            key.append((n.op.name, _attrs_key(n.attrs), refs, n.in_types))
+        self.roots = tuple(_ref_of(r, pos, leaf_pos) for r in roots)
+        self.targets = tuple(_ref_of(t, pos, leaf_pos) for t in targets)
+        self.key = (tuple(key), self.roots, self.targets)
+
+
+def _ref_of(t: Tensor, pos, leaf_pos):
+    """Where tensor `t` lives in the wiring, or None when it is not reached."""
+    if t.grad_fn is not None:
+        i = pos.get(id(t.grad_fn))
+        return None if i is None else ("n", i, t._out_index)
+    acc = t._accumulator() if t._accumulator is not None else None
+    li = leaf_pos.get(id(acc)) if acc is not None else None
+    return None if li is None else ("l", li)
+
+
+def _build_program(nodes: list[Node], w: _Wiring) -> BackwardProgram:
+    g = Graph(name="tape")
+    feed_of: dict[int, tuple] = {}
+    leaf_vals = [None] * len(w.leaves)
+    outs: list[list] = []
+    for i, (n, refs) in enumerate(zip(nodes, w.refs)):
+        ins = []
+        for k, r in enumerate(refs):
+            if r[0] == "n":
+                v = outs[r[1]][r[2]]
+            elif r[0] == "l" and leaf_vals[r[1]] is not None:
+                v = leaf_vals[r[1]]
+            else:
+                v = g.add_input(n.in_types[k])
+                feed_of[id(v)] = (i, False, k)
+                if r[0] == "l":
+                    leaf_vals[r[1]] = v
+            ins.append(v)
+        node = IRNode(n.op.name, ins, n.attrs, n.out_types, n.loc, id=i)
+        g.nodes.append(node)
+        outs.append(node.outputs)
+        for j, o in enumerate(node.outputs):
+            feed_of[id(o)] = (i, True, j)
+
+    def value(ref):
+        return outs[ref[1]][ref[2]] if ref[0] == "n" else leaf_vals[ref[1]]
+
+    g.outputs = [value(r) for r in w.roots]
+    wrt = [value(r) for r in w.targets]
+    part = build_backward(g, wrt)
+    feeds = tuple(feed_of[id(v)] for v in part.saved)
+    log.debug("built backward program: %d nodes, %d saved values (%d bytes)",
+              len(part.backward.nodes), len(feeds), part.saved_bytes)
+    return BackwardProgram(part.backward, feeds, len(w.roots), part.saved_bytes)
+
+
+def _program_for(nodes: list[Node], w: _Wiring) -> BackwardProgram:
+    prog = _cache.get(w.key)
+    if prog is None:
+        prog = _build_program(nodes, w)
+        _cache[w.key] = prog
+        if len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    else:
+        _cache.move_to_end(w.key)
+    return prog
+
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
+          "after they have already been freed). Saved intermediate values of the graph are freed "
+          "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+          "backward through the graph a second time or if you need to access saved tensors after "
+          "calling backward.")
+
+
+def _saved_value(nodes: list[Node], feed: tuple):
+    i, is_out, k = feed
+    n = nodes[i]
+    src = n.saved_outputs if is_out else n.saved_inputs
+    if src is None:
+        raise RuntimeError(_FREED)
+    box, seen = n.versions[k + (len(n.saved_inputs) if is_out else 0)]
+    if box[0] != seen:
+        t = n.out_types[k] if is_out else n.in_types[k]
+        role = f"output {k}" if is_out else f"input {k}"
+        raise RuntimeError(
+            f"one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{t}], which is {role} of {n.name()}, is at version {box[0]}; "
+            f"expected version {seen} instead. Hint: the op was recorded at {n.loc}; avoid "
+            "modifying this tensor in place before backward.")
+    return src[k]
+
+
+def _saved_tensor(nodes: list[Node], w: _Wiring, feed: tuple) -> Tensor:
+    """The saved value as a tensor connected to the tape (for differentiable backward)."""
+    data = _saved_value(nodes, feed)
+    i, is_out, k = feed
+    n = nodes[i]
+    if is_out:
+        return Tensor(data, requires_grad=True, grad_fn=n, out_index=k)
+    edge = n.edges[k]
+    if edge is None:
+        return Tensor(data)
+    if isinstance(edge[0], AccumulateGrad):
+        return edge[0].variable
+    return Tensor(data, requires_grad=True, grad_fn=edge[0], out_index=edge[1])
+
+
+def run_graph_on_tensors(g: Graph, inputs: list[Tensor]) -> list[Tensor]:
+    """Execute a program op by op through the tensor dispatcher (records a tape / traces)."""
+    from .._dispatch import EAGER
+    env = {id(v): t for v, t in zip(g.inputs, inputs)}
+    for n in g.nodes:
+        ins = [env[id(v)] for v in n.inputs]
+        outs = EAGER.apply(get_op(n.op), ins, n.attrs, tuple(o.type for o in n.outputs),
+                           [v.type for v in n.inputs])
+        for o, t in zip(n.outputs, outs):
+            env[id(o)] = t
+    return [env[id(v)] for v in g.outputs]
+
+
+def _root_cotangents(tensors, grad_tensors) -> list:
+    if grad_tensors is None:
+        grad_tensors = [None] * len(tensors)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"grad can be implicitly created only for scalar outputs; got "
+                           f"{len(grad_tensors)} gradients for {len(tensors)} tensors")
+    cts = []
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"backward: element {i} is a {type(t).__name__}, not a Tensor")
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError(f"grad can be implicitly created only for scalar outputs "
+                                   f"(got a tensor of shape {list(t.shape)}); pass `gradient=` "
+                                   "with the same shape as the output")
+            from .._ops import full
+            g = full(t.shape, 1, t.dtype)
+        else:
+            if not isinstance(g, Tensor):
+                from .._creation import tensor
+                g = tensor(g, dtype=t.dtype)
+            if g.shape != t.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{list(g.shape)} and output[{i}] has a shape of {list(t.shape)}.")
+            if g.dtype is not t.dtype:
+                g = g.to(t.dtype)
+        cts.append(g)
+    return cts
+
+
+def _differentiate(roots, cts, targets, retain_graph, create_graph):
+    """Gradients of `roots` (with cotangents `cts`) for each of `targets` (None: unreached)."""
+    nodes = _collect(roots)
+    w = _Wiring(nodes, roots, targets)
+    wanted = [i for i, r in enumerate(w.targets) if r is not None]
+    results: list = [None] * len(targets)
+    if wanted and any(r is not None for r in w.roots):
+        if len(wanted) != len(targets):  # unreached targets drop out of the program
+            w.targets = tuple(w.targets[i] for i in wanted)
+            w.key = w.key[:2] + (w.targets,)
+        prog = _program_for(nodes, w)
+        if create_graph or _state.local.tracer is not None:
+            saved = [_saved_tensor(nodes, w, f) for f in prog.feeds]
+            from .grad_mode import set_grad_enabled
+            with set_grad_enabled(create_graph or _state.local.grad_enabled):
+                grads = run_graph_on_tensors(prog.graph, list(cts) + saved)
+        else:
+            saved = [_saved_value(nodes, f) for f in prog.feeds]
+            arrays = prog.run_arrays([c._data for c in cts] + saved)
+            grads = [Tensor(a) for a in arrays]
+        for i, g in zip(wanted, grads):
+            results[i] = g
+    if not retain_graph:
+        for n in nodes:
+            n.saved_inputs = n.saved_outputs = None
+    return results
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of `tensors` into the leaves' ``.grad`` (torch.autograd.backward).
+
+    Args:
+        tensors: a Tensor or sequence of Tensors to differentiate.
+        grad_tensors: matching cotangents; may be None for one-element tensors.
+        retain_graph: keep saved values for another backward (default: create_graph).
+        create_graph: record the backward program on the tape so the gradients
+            themselves have ``grad_fn`` (higher-order gradients).
+        inputs: accumulate only into these tensors (leaves or retained non-leaves).
+    Raises:
+        RuntimeError: as torch: non-scalar root without gradient, root without
+            grad, second backward through freed values, modified saved tensor.
+    """
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+    if isinstance(grad_tensors, Tensor):
+        grad_tensors = [grad_tensors]
+    if retain_graph is None:
+        retain_graph = create_graph
+    tensors = list(tensors)
+    cts = _root_cotangents(tensors, grad_tensors)
+    if inputs is not None:
+        targets = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        if not targets:
+            raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
+    else:
+        nodes = _collect(tensors)
+        targets = _leaves_and_retained(nodes, tensors)
+    grads = _differentiate(tensors, cts, targets, retain_graph, create_graph)
+    for t, g in zip(targets, grads):
+        if g is not None:
+            _accumulate(t, g, create_graph)
+
+
+def _leaves_and_retained(nodes: list[Node], roots: list[Tensor]) -> list[Tensor]:
+    out, seen = [], set()
+    for r in roots:  # a root that is itself a leaf / retains grad
+        if (r.grad_fn is None or r._retains_grad) and id(r) not in seen:
+            seen.add(id(r))
+            out.append(r)
+    for n in nodes:
+        for e in n.edges:
+            if e is not None and isinstance(e[0], AccumulateGrad) and id(e[0].variable) not in seen:
+                seen.add(id(e[0].variable))
+                out.append(e[0].variable)
+        if n.retained:
+            for ref in n.retained.values():
+                t = ref()
+                if t is not None and id(t) not in seen:
+                    seen.add(id(t))
+                    out.append(t)
+    return out
+
+
+def _accumulate(t: Tensor, g: Tensor, create_graph: bool) -> None:
+    from .grad_mode import no_grad
+    if t._grad is None:
+        t._grad = g if create_graph else _detached(g)
+    elif create_graph:
+        t._grad = t._grad + g
+    else:
+        with no_grad():
+            if t._grad._base is None and not t._grad._requires_grad:
+                t._grad.add_(g)
+            else:
+                t._grad = t._grad + g
+
+
+def _detached(g: Tensor) -> Tensor:
+    return g if g.grad_fn is None and not g._requires_grad else Tensor(g._data)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, materialize_grads=False):
+    """Gradients of `outputs` w.r.t. `inputs`, returned, not accumulated (torch.autograd.grad).
+
+    Raises:
+        RuntimeError: an input was not used to compute the outputs and
+            ``allow_unused`` is False (torch's message).
+    """
+    if isinstance(outputs, Tensor):
+        outputs = [outputs]
+    single = isinstance(inputs, Tensor)
+    inputs = [inputs] if single else list(inputs)
+    if isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    outputs = list(outputs)
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError(f"grad: input {i} does not require grad")
+    cts = _root_cotangents(outputs, grad_outputs)
+    grads = _differentiate(outputs, cts, inputs, retain_graph, create_graph)
+    out = []
+    for i, (t, g) in enumerate(zip(inputs, grads)):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(f"One of the differentiated Tensors (input {i}, shape "
+                                   f"{list(t.shape)}) appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+            if materialize_grads:
+                from .._creation import zeros_like
+                g = zeros_like(t)
+        elif not create_graph:
+            g = _detached(g)
+        out.append(g)
+    return tuple(out)

@@ -1,0 +1,1 @@
+"""Executors for IR graphs: the NumPy interpreter and the JAX lowering."""

@@ -1,0 +1,432 @@
+"""`Tensor`: a NumPy array (or, while tracing, an IR value) plus autograd state.
+
+Follows torch.Tensor: ``requires_grad``, ``grad``, ``grad_fn``, ``is_leaf``,
+``detach()``, ``backward()``, a version counter bumped by in-place ops, and
+the torch-named op methods, which all go through the op registry.
+"""
+from __future__ import annotations
+
+import warnings
+import weakref
+
+import numpy as np
+
+from tracegrad.ir import types as T
+from tracegrad.ir.errors import TraceError
+from tracegrad.ir.graph import Value
+
+from . import _state
+
+
+class Tensor:
+    """A multi-dimensional array with PyTorch's autograd semantics.
+
+    Build one with `tracegrad.tensor`, `zeros`, `randn` ...; the constructor
+    is internal.  ``_data`` is a NumPy array eagerly, an IR ``Value`` while
+    ``tg.compile`` traces.
+    """
+
+    __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_out_index", "_vc", "_base",
+                 "_views", "_accumulator", "_retains_grad", "__weakref__")
+    __array_priority__ = 1000  # numpy scalars defer to our reflected operators
+
+    def __init__(self, data, requires_grad: bool = False, grad_fn=None, out_index: int = 0,
+                 base: "Tensor | None" = None):
+        self._data = data
+        self._requires_grad = requires_grad
+        self._grad = None
+        self.grad_fn = grad_fn
+        self._out_index = out_index
+        self._base = base
+        self._vc = base._vc if base is not None else [0]   # shared with views, as torch
+        self._views = None
+        self._accumulator = None
+        self._retains_grad = False
+        tracer = _state.local.tracer
+        if tracer is not None:
+            tracer.created(self)
+
+    # ---- metadata -----------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        return self.shape if dim is None else self.shape[dim]
+
+    @property
+    def dtype(self) -> T.DType:
+        d = self._data
+        return d.type.dtype if isinstance(d, Value) else T.from_numpy(d.dtype)
+
+    @property
+    def _type(self) -> T.TensorType:
+        d = self._data
+        return d.type if isinstance(d, Value) else T.TensorType(d.shape, T.from_numpy(d.dtype))
+
+    @property
+    def ndim(self) -> int:
+        return len(self._data.shape)
+
+    def dim(self) -> int:
+        return self.ndim
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._data.shape:
+            n *= s
+        return n
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                               "want to use a computed variable in a subgraph that doesn't require "
+                               "differentiation use var_no_grad = var.detach().")
+        if value and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients, "
+                               f"got {self.dtype.name}")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:
+            warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being "
+                          "accessed. Its .grad attribute won't be populated during backward(). "
+                          "Use .retain_grad() on the non-leaf Tensor if you want its gradient.",
+                          UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
+                                f"{type(value).__name__}")
+            if value.shape != self.shape or value.dtype is not self.dtype:
+                raise RuntimeError(f"assigned grad has data of a different size or type: "
+                                   f"{value._type} for a tensor {self._type}")
+        self._grad = value
+
+    def retain_grad(self) -> None:
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is not None and not self._retains_grad:
+            self._retains_grad = True
+            if self.grad_fn.retained is None:
+                self.grad_fn.retained = {}
+            self.grad_fn.retained[self._out_index] = weakref.ref(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    # ---- values -------------------------------------------------------------------
+    def _concrete(self, what: str) -> np.ndarray:
+        if isinstance(self._data, Value):
+            loc = _state.user_location(2)
+            raise TraceError(f"{what} needs the tensor's value, but tg.compile is tracing with "
+                             f"abstract tensors ({self._type}); Python control flow that "
+                             "depends on tensor values cannot be compiled").add_location(loc)
+        return self._data
+
+    def numpy(self) -> np.ndarray:
+        """The value as a NumPy array (shares memory; raises if it requires grad, as torch)."""
+        data = self._concrete(".numpy()")
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return data
+
+    def item(self):
+        """The single element as a Python number.
+
+        Raises:
+            RuntimeError: the tensor has more than one element.
+            TraceError: called on an abstract tensor inside `tg.compile`.
+        """
+        data = self._concrete(".item()")
+        if data.size != 1:
+            raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to "
+                               f"Scalar (.item() needs exactly one element; shape {self.shape})")
+        return data.reshape(()).item()
+
+    def tolist(self):
+        return self._concrete(".tolist()").tolist()
+
+    def __bool__(self) -> bool:
+        data = self._concrete("bool(tensor)")
+        if data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {data.size} elements is ambiguous")
+        return bool(data.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.category != T.INT or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __array__(self, dtype=None, copy=None):
+        data = self._concrete("np.asarray(tensor)")
+        return data if dtype is None else data.astype(dtype)
+
+    def __repr__(self) -> str:
+        if isinstance(self._data, Value):
+            return f"tensor(<traced {self._type}>)"
+        body = np.array2string(np.asarray(self._data, dtype=np.float64)
+                               if self.dtype is T.bfloat16 else self._data,
+                               separator=", ", prefix="tensor(", precision=4)
+        extra = ""
+        if self.dtype not in (T.float32, T.int64, T.bool_):
+            extra += f", dtype={self.dtype!r}"
+        if self.grad_fn is not None:
+            extra += f", grad_fn=<{self.grad_fn.name()}>"
+        elif self._requires_grad:
+            extra += ", requires_grad=True"
+        return f"tensor({body}{extra})"
+
+    # ---- autograd -----------------------------------------------------------------
+    def detach(self) -> "Tensor":
+        """A new tensor on the same value, cut from the graph (torch.Tensor.detach)."""
+        return Tensor(self._data, base=self)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (torch.Tensor.backward).
+
+        Args:
+            gradient: cotangent of the same shape as self; may be omitted for a
+                one-element tensor.
+            retain_graph: keep saved values for another backward (default: create_graph).
+        Raises:
+            RuntimeError: non-scalar output without ``gradient``, a tensor that
+                does not require grad, or a second backward through freed values.
+        """
+        from .autograd import backward
+        backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
+                 inputs=inputs)
+
+    # ---- in-place (recorded functionally) -------------------------------------------
+    def _inplace(self, result: "Tensor", name: str) -> "Tensor":
+        """Make `result` this tensor's new value, keeping identity (torch's in-place ops)."""
+        if self._requires_grad and self.grad_fn is None and _state.local.grad_enabled:
+            raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        if self._base is not None or (self._views and any(v() is not None for v in self._views)):
+            raise NotImplementedError(
+                f"{name}: in-place ops on a view or on a tensor with live views are not supported "
+                "yet (tracegrad records in-place ops functionally; view aliasing is tracked in "
+                "the autograd-engine issue). Use the out-of-place op instead.")
+        if result.shape != self.shape:
+            raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(result.shape)}")
+        if result.dtype is not self.dtype:
+            result = result.to(self.dtype)
+        self._data = result._data
+        if result.grad_fn is not None:
+            self.grad_fn, self._out_index, self._requires_grad = result.grad_fn, result._out_index, True
+        self._vc[0] += 1
+        tracer = _state.local.tracer
+        if tracer is not None:
+            tracer.mutated(self)
+        return self
+
+    def add_(self, other, alpha=1):
+        return self._inplace(self + (other if alpha == 1 else other * alpha), "add_")
+
+    def sub_(self, other, alpha=1):
+        return self._inplace(self - (other if alpha == 1 else other * alpha), "sub_")
+
+    def mul_(self, other):
+        return self._inplace(self * other, "mul_")
+
+    def div_(self, other):
+        return self._inplace(self / other, "div_")
+
+    def copy_(self, src):
+        from ._ops import expand, convert
+        src = src if isinstance(src, Tensor) else _wrap_like(src, self)
+        return self._inplace(expand(convert(src, self.dtype), self.shape), "copy_")
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def fill_(self, value):
+        from ._ops import full
+        return self._inplace(full(self.shape, value, self.dtype), "fill_")
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+
+    # ---- conversions ----------------------------------------------------------------
+    def to(self, dtype=None, *args, **kwargs) -> "Tensor":
+        dtype = kwargs.pop("dtype", dtype)
+        if isinstance(dtype, str) and dtype in ("cpu",):
+            return self
+        if dtype is None:
+            return self
+        dtype = T.as_dtype(dtype)
+        if dtype is self.dtype:
+            return self
+        from ._ops import convert
+        return convert(self, dtype)
+
+    def float(self):
+        return self.to(T.float32)
+
+    def double(self):
+        return self.to(T.float64)
+
+    def half(self):
+        return self.to(T.float16)
+
+    def long(self):
+        return self.to(T.int64)
+
+    def int(self):
+        return self.to(T.int32)
+
+    def bool(self):
+        return self.to(T.bool_)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    # ---- torch method spellings that differ from the op signatures ------------------
+    def view(self, *shape):
+        from ._ops import reshape
+        return reshape(self, _varargs(shape))
+
+    def reshape(self, *shape):
+        from ._ops import reshape
+        return reshape(self, _varargs(shape))
+
+    def permute(self, *dims):
+        from ._ops import permute
+        return permute(self, _varargs(dims))
+
+    def expand(self, *sizes):
+        from ._ops import expand
+        return expand(self, _varargs(sizes))
+
+    def expand_as(self, other):
+        return self.expand(other.shape)
+
+    def view_as(self, other):
+        return self.view(other.shape)
+
+    def t(self):
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return self.transpose(0, 1) if self.ndim == 2 else self
+
+    @property
+    def T(self):
+        return self.permute(tuple(reversed(range(self.ndim))))
+
+    @property
+    def mT(self):
+        return self.transpose(-2, -1)
+
+    def __getitem__(self, key):
+        from ._indexing import getitem
+        return getitem(self, key)
+
+    # ---- operators ------------------------------------------------------------------
+    def __add__(self, o): return _call("add", self, o)
+    def __radd__(self, o): return _call("add", o, self)
+    def __sub__(self, o): return _call("sub", self, o)
+    def __rsub__(self, o): return _call("sub", o, self)
+    def __mul__(self, o): return _call("mul", self, o)
+    def __rmul__(self, o): return _call("mul", o, self)
+    def __truediv__(self, o): return _call("div", self, o)
+    def __rtruediv__(self, o): return _call("div", o, self)
+    def __pow__(self, o): return _call("pow", self, o)
+    def __rpow__(self, o): return _call("pow", o, self)
+    def __matmul__(self, o): return _call("matmul", self, o)
+    def __rmatmul__(self, o): return _call("matmul", o, self)
+    def __neg__(self): return _call("neg", self)
+    def __pos__(self): return self
+    def __abs__(self): return _call("abs", self)
+    def __invert__(self): return _call("logical_not", self)
+    def __and__(self, o): return _call("logical_and", self, o)
+    def __eq__(self, o): return _call("eq", self, o)  # noqa: E704
+    def __ne__(self, o): return _call("ne", self, o)
+    def __lt__(self, o): return _call("lt", self, o)
+    def __le__(self, o): return _call("le", self, o)
+    def __gt__(self, o): return _call("gt", self, o)
+    def __ge__(self, o): return _call("ge", self, o)
+    __hash__ = object.__hash__
+
+
+def _varargs(args):
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+def _wrap_like(value, like: Tensor) -> Tensor:
+    return Tensor(np.asarray(value, dtype=like.dtype.numpy))
+
+
+def _call(name, *args):
+    from ._dispatch import EAGER
+    if any(isinstance(a, np.ndarray) for a in args):
+        args = tuple(Tensor(a) if isinstance(a, np.ndarray) else a for a in args)
+    return EAGER.call(name, *args)
+
+
+def _add_registry_methods() -> None:
+    """Every registered op is a Tensor method unless the class spells it itself."""
+    from tracegrad.ir.registry import CREATION, REGISTRY
+    for name, op in REGISTRY.items():
+        if op.flags & CREATION or hasattr(Tensor, name) or op.variadic:
+            continue
+        setattr(Tensor, name, (lambda n: lambda self, *a, **k: _call_kw(n, self, *a, **k))(name))
+
+
+def _call_kw(name, *args, **kwargs):
+    from ._dispatch import EAGER
+    return EAGER.call(name, *args, **kwargs)
+
+
+class Parameter(Tensor):
+    """A leaf tensor that requires grad and that `nn.Module` registers (torch.nn.Parameter)."""
+
+    __slots__ = ()
+
+    def __init__(self, data=None, requires_grad: bool = True):
+        if isinstance(data, Tensor):
+            data = data._data
+        super().__init__(np.asarray(data) if not isinstance(data, Value) else data,
+                         requires_grad=requires_grad)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
