@@ -34,6 +34,8 @@ class EagerFrontend(Frontend):
         return _state.user_location(2)
 
     def constant(self, value, dtype):
+        if _state.local.tracer is not None:   # a literal node, not a program input
+            return super().constant(value, dtype)
         return Tensor(np.asarray(value, dtype=dtype.numpy))
 
     def apply(self, op, operands, attrs, out_types, in_types):
@@ -62,7 +64,7 @@ class EagerFrontend(Frontend):
             base._views.extend(weakref.ref(o) for o in outs)
         if record:
             edges = tuple(_edge(t) for t in operands)
-            versions = tuple((t._vc, t._vc[0]) for t in operands) + tuple((o._vc, 0) for o in outs)
+            versions = tuple((t._vc, t._vc[0]) for t in operands) + tuple((o._vc, o._vc[0]) for o in outs)
             node = Node(op, attrs, edges, tuple(in_types), tuple(t._data for t in operands),
                         tuple(datas), versions, out_types, _state.user_location(3))
             for i, o in enumerate(outs):

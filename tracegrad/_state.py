@@ -13,6 +13,7 @@ class _Local(threading.local):
         self.grad_enabled = True
         self.tracer = None          # compiler.trace.Tracer while @tg.compile traces
         self.anomaly = False
+        self.provenance = None      # (SourceLoc, forward node id) stamped on backward nodes
 
 
 local = _Local()

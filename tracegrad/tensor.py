@@ -127,6 +127,12 @@ class Tensor:
             if value.shape != self.shape or value.dtype is not self.dtype:
                 raise RuntimeError(f"assigned grad has data of a different size or type: "
                                    f"{value._type} for a tensor {self._type}")
+        self._set_grad(value)
+
+    def _set_grad(self, value) -> None:
+        tracer = _state.local.tracer
+        if tracer is not None:
+            tracer.grad_changing(self)
         self._grad = value
 
     def retain_grad(self) -> None:
@@ -214,7 +220,9 @@ class Tensor:
     # ---- autograd -----------------------------------------------------------------
     def detach(self) -> "Tensor":
         """A new tensor on the same value, cut from the graph (torch.Tensor.detach)."""
-        return Tensor(self._data, base=self)
+        tracer = _state.local.tracer
+        data = self._data if tracer is None else tracer.value_of(self)
+        return Tensor(data, base=self)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (torch.Tensor.backward).

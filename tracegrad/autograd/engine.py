@@ -219,16 +219,28 @@ def _saved_tensor(nodes: list[Node], w: _Wiring, feed: tuple) -> Tensor:
     return Tensor(data, requires_grad=True, grad_fn=edge[0], out_index=edge[1])
 
 
-def run_graph_on_tensors(g: Graph, inputs: list[Tensor]) -> list[Tensor]:
-    """Execute a program op by op through the tensor dispatcher (records a tape / traces)."""
+def run_graph_on_tensors(g: Graph, inputs: list[Tensor], tape: list[Node] = ()) -> list[Tensor]:
+    """Execute a program op by op through the tensor dispatcher (records a tape / traces).
+
+    Backward nodes keep their provenance: while tracing, each emitted node
+    carries the forward op's source line and the traced forward node's id.
+    """
     from .._dispatch import EAGER
+    local = _state.local
     env = {id(v): t for v, t in zip(g.inputs, inputs)}
-    for n in g.nodes:
-        ins = [env[id(v)] for v in n.inputs]
-        outs = EAGER.apply(get_op(n.op), ins, n.attrs, tuple(o.type for o in n.outputs),
-                           [v.type for v in n.inputs])
-        for o, t in zip(n.outputs, outs):
-            env[id(o)] = t
+    try:
+        for n in g.nodes:
+            if n.fwd_id is not None and n.fwd_id < len(tape):
+                out = tape[n.fwd_id].saved_outputs
+                fwd = out[0].node.id if out and hasattr(out[0], "node") and out[0].node else None
+                local.provenance = (n.loc, fwd)
+            ins = [env[id(v)] for v in n.inputs]
+            outs = EAGER.apply(get_op(n.op), ins, n.attrs, tuple(o.type for o in n.outputs),
+                               [v.type for v in n.inputs])
+            for o, t in zip(n.outputs, outs):
+                env[id(o)] = t
+    finally:
+        local.provenance = None
     return [env[id(v)] for v in g.outputs]
 
 
@@ -279,8 +291,8 @@ def _differentiate(roots, cts, targets, retain_graph, create_graph):
         if create_graph or _state.local.tracer is not None:
             saved = [_saved_tensor(nodes, w, f) for f in prog.feeds]
             from .grad_mode import set_grad_enabled
-            with set_grad_enabled(create_graph or _state.local.grad_enabled):
-                grads = run_graph_on_tensors(prog.graph, list(cts) + saved)
+            with set_grad_enabled(create_graph):
+                grads = run_graph_on_tensors(prog.graph, list(cts) + saved, nodes)
         else:
             saved = [_saved_value(nodes, f) for f in prog.feeds]
             arrays = prog.run_arrays([c._data for c in cts] + saved)
@@ -351,19 +363,22 @@ def _leaves_and_retained(nodes: list[Node], roots: list[Tensor]) -> list[Tensor]
 def _accumulate(t: Tensor, g: Tensor, create_graph: bool) -> None:
     from .grad_mode import no_grad
     if t._grad is None:
-        t._grad = g if create_graph else _detached(g)
+        t._set_grad(g if create_graph else _detached(g))
     elif create_graph:
-        t._grad = t._grad + g
+        t._set_grad(t._grad + g)
     else:
         with no_grad():
             if t._grad._base is None and not t._grad._requires_grad:
                 t._grad.add_(g)
             else:
-                t._grad = t._grad + g
+                t._set_grad(t._grad + g)
 
 
 def _detached(g: Tensor) -> Tensor:
-    return g if g.grad_fn is None and not g._requires_grad else Tensor(g._data)
+    """`g` cut from the graph and from any view base (a gradient owns its value)."""
+    if g.grad_fn is None and not g._requires_grad and g._base is None:
+        return g
+    return Tensor(g._data)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

@@ -1,2 +1,257 @@
-def compile(fn=None, **kw):
-    raise NotImplementedError
+"""`tg.compile`: one traced IR program, one XLA executable per guard set.
+
+    @tg.compile
+    def train_step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+The first call traces the function with abstract tensors (see trace.py):
+the forward ops, the backward program the engine inlines when `backward()`
+is called, and the optimizer update all land in one graph, which is pruned,
+verified and lowered with `jax.jit`.  Later calls with the same guards
+(argument shapes/dtypes/requires_grad, static arguments, grad mode, and the
+identity, shape and dtype of every lifted tensor) run the executable and
+write its outputs back: mutated parameters, `.grad` attributes, optimizer
+state.  A failed guard retraces (the reason is logged under
+``tracegrad.compile``); each function keeps at most `cache_size` programs.
+
+Limitation: tensors returned by the compiled function come back detached
+(``requires_grad=False``); calling ``backward()`` on a compiled function's
+output is not supported yet — call it inside the function.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import warnings
+import weakref
+from collections import OrderedDict
+
+import numpy as np
+
+from tracegrad.ir.errors import TraceError
+from tracegrad.ir.printer import print_graph
+from tracegrad.ir.verifier import verify
+from tracegrad.passes.prune import prune
+
+from .. import _state
+from ..tensor import Tensor
+from .trace import TraceResult, Tracer
+
+log = logging.getLogger("tracegrad.compile")
+
+
+def _arg_key(x, seen: dict):
+    if isinstance(x, Tensor):
+        first = seen.setdefault(id(x), len(seen))
+        return ("T", x.shape, x.dtype, x._requires_grad, first)
+    if isinstance(x, (tuple, list)):
+        return (type(x).__name__, tuple(_arg_key(i, seen) for i in x))
+    if isinstance(x, dict):
+        return ("dict", tuple((k, _arg_key(v, seen)) for k, v in sorted(x.items())))
+    try:
+        hash(x)
+    except TypeError:
+        raise TypeError(f"tg.compile: argument of type {type(x).__name__} is neither a Tensor "
+                        "nor hashable; static (non-tensor) arguments must be hashable") from None
+    return ("S", type(x).__name__, x)
+
+
+def _tensor_args(x, out: list) -> list:
+    if isinstance(x, Tensor):
+        out.append(x)
+    elif isinstance(x, (tuple, list)):
+        for i in x:
+            _tensor_args(i, out)
+    elif isinstance(x, dict):
+        for k in sorted(x):
+            _tensor_args(x[k], out)
+    return out
+
+
+class Entry:
+    """One compiled program with its guards and write-back plan."""
+
+    def __init__(self, tr: TraceResult, executor: str):
+        self.trace = tr
+        self.graph = tr.graph
+        self.lifted = [(weakref.ref(lf.tensor), lf.tensor._type, lf.requires_grad)
+                       for lf in tr.lifted[tr.n_args:]]
+        self.n_args = tr.n_args
+        self.text = print_graph(tr.graph)
+        self.hash = hashlib.sha1(self.text.encode()).hexdigest()[:10]
+        self.provisional = bool(tr.escaped)
+        self.executor = executor
+        self._run = None
+
+    def guard_failure(self) -> str | None:
+        for ref, typ, rg in self.lifted:
+            t = ref()
+            if t is None:
+                return "a lifted tensor (parameter or state) was freed"
+            if t._type != typ or t._requires_grad != rg:
+                return f"lifted tensor changed type: {typ} -> {t._type}"
+        for ref, was_none in self.trace.grad_guards:
+            t = ref()
+            if t is None:
+                return "a tensor whose .grad the program touches was freed"
+            if (t._grad is None) != was_none:
+                return "a .grad attribute changed between None and a tensor"
+        return None
+
+    def run(self, args: list[Tensor]):
+        tr = self.trace
+        inputs = [a._data for a in args]   # deduplicated: one input per distinct tensor
+        inputs += [ref()._data for ref, _, _ in self.lifted] + list(tr.constants)
+        if self._run is None:
+            self._run = _make_runner(self.graph, self.executor)
+        outs = self._run(inputs)
+        lifted = [a for a in args] + [ref() for ref, _, _ in self.lifted]
+        k = tr.first_mutated_output
+        for i in tr.mutated:
+            t = lifted[i]
+            t._data = outs[k]
+            t._vc[0] += 1
+            k += 1
+        for t, effect in tr.grad_effects:
+            if effect is None:
+                t._grad = None
+            elif isinstance(effect, tuple):
+                t._grad = effect[1]
+            elif t._grad is not None and t._grad._base is None:
+                t._grad._data = outs[effect]       # in place, keeping the grad's identity
+                t._grad._vc[0] += 1
+            else:
+                t._grad = Tensor(outs[effect])
+        for t, idx in tr.escaped:
+            t._data = outs[idx]
+        return _unflatten(tr.out_tree, outs)
+
+
+def _unflatten(tree, outs):
+    kind, payload = tree
+    if kind == "out":
+        return Tensor(outs[payload])
+    if kind == "const":
+        return payload
+    if kind is dict:
+        return {k: _unflatten(v, outs) for k, v in payload.items()}
+    items = [_unflatten(v, outs) for v in payload]
+    return kind(items)
+
+
+def _make_runner(graph, executor: str):
+    if executor == "interpreter":
+        from ..backends import interpreter
+        return lambda inputs: interpreter.run(graph, inputs)
+    from ..backends import jax_backend
+    lowered = jax_backend.lower(graph)
+    return lambda inputs: [np.asarray(a) for a in lowered(inputs)]
+
+
+def _dedupe_args(tensors: list[Tensor]) -> list[Tensor]:
+    seen, out = set(), []
+    for t in tensors:
+        if id(t) not in seen:
+            seen.add(id(t))
+            out.append(t)
+    return out
+
+
+class CompiledFunction:
+    """The callable `tg.compile` returns; see the module docstring."""
+
+    def __init__(self, fn, executor: str | None = None, cache_size: int = 8):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.executor = executor
+        self.cache_size = cache_size
+        self._cache: OrderedDict = OrderedDict()
+        self._last_provisional: dict = {}
+        self.traces = 0
+
+    def _key(self, args, kwargs):
+        seen: dict = {}
+        return (_arg_key(args, seen), _arg_key(kwargs, seen), _state.local.grad_enabled)
+
+    def __call__(self, *args, **kwargs):
+        if _state.local.tracer is not None:
+            raise TraceError("tg.compile: calling a compiled function while another is being "
+                             "traced is not supported; call the plain function instead")
+        key = self._key(args, kwargs)
+        tensors = _dedupe_args(_tensor_args((args, kwargs), []))
+        entries = self._cache.get(key, [])
+        reason = "first call" if not entries else None
+        for entry in entries:
+            failure = entry.guard_failure()
+            if failure is None and not entry.provisional:
+                return entry.run(tensors)
+            reason = failure or "the previous trace created new state (e.g. optimizer buffers)"
+        if entries == [] and self._cache:
+            reason = "argument shapes, dtypes, requires_grad, static arguments or grad mode changed"
+        entry = self._trace(args, kwargs, tensors)
+        log.info("compiling %s (%s): %d nodes, program %s", self.__name__, reason,
+                 len(entry.graph.nodes), entry.hash)
+        if entry.provisional and self._last_provisional.get(key) == entry.hash:
+            entry.provisional = False     # the same program again: the new state is stable
+        if entry.provisional:
+            self._last_provisional[key] = entry.hash
+        bucket = [e for e in entries if not e.provisional and e.guard_failure() is None]
+        self._cache[key] = [entry] + bucket
+        self._cache.move_to_end(key)
+        if sum(len(v) for v in self._cache.values()) > self.cache_size:
+            oldest = next(iter(self._cache))
+            self._cache.pop(oldest)
+            warnings.warn(f"tg.compile: {self.__name__} was recompiled more than "
+                          f"{self.cache_size} times; the oldest program was dropped. Check the "
+                          "'tracegrad.compile' log for the reasons.", stacklevel=2)
+        return entry.run(tensors)
+
+    def _trace(self, args, kwargs, tensors) -> Entry:
+        executor = self.executor or ("interpreter" if _state.get_executor() == "interpreter"
+                                     else "jax")
+        tracer = Tracer(self.__name__)
+        arg_values = []
+        _state.local.tracer = tracer
+        try:
+            for t in tensors:
+                arg_values.append(tracer.value_of(t))
+            result = self.fn(*args, **kwargs)
+            tr = tracer.finish(arg_values, result)
+            del result
+        finally:
+            _state.local.tracer = None
+            tracer.restore()
+        self.traces += 1
+        graph, _ = prune(tr.graph)
+        tr.graph = graph
+        verify(graph)
+        return Entry(tr, executor)
+
+    def programs(self) -> list:
+        """The IR graphs compiled so far, newest first (for inspection and `tracegrad dump`)."""
+        return [e.graph for bucket in self._cache.values() for e in bucket]
+
+
+def compile(fn=None, *, executor: str | None = None, cache_size: int = 8):
+    """Compile `fn` (a training step or any tensor function) into one program.
+
+    Args:
+        fn: the function; tensors it reaches that are not arguments
+            (parameters, optimizer state) are lifted to program inputs.
+        executor: "jax" (default) or "interpreter".
+        cache_size: programs kept per function before the oldest is dropped.
+    Returns:
+        A callable with fn's signature; results equal running fn eagerly.
+    Raises:
+        TraceError: fn's Python control flow depends on tensor values
+            (``x.item()``, ``if x > 0``), naming the user's line.
+    Follows ``torch.compile`` / ``jax.jit``.
+    """
+    if fn is None:
+        return lambda f: CompiledFunction(f, executor, cache_size)
+    return CompiledFunction(fn, executor, cache_size)

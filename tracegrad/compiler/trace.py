@@ -1,0 +1,182 @@
+"""The tracer behind `tg.compile`: runs a Python function on abstract tensors.
+
+While a `Tracer` is active (thread-local), every op applied to a tensor
+appends a node to one IR graph instead of running a kernel.  A tensor the
+function reaches that existed before the call (a parameter, optimizer
+state, a gradient) is *lifted*: it becomes a program input, keyed by
+identity, and its Python object temporarily holds the input's IR value.
+What the function leaves behind is read off at the end:
+
+- lifted tensors whose value changed (in-place updates)     -> outputs written back;
+- ``.grad`` attributes that changed (backward, zero_grad)    -> grad effects;
+- tensors created during the call that are still alive
+  (e.g. a new momentum buffer stored in optimizer state)     -> escaped outputs.
+
+`finish` restores every touched Python object to its state before the call,
+so the first call and every cached call apply effects the same way.
+"""
+from __future__ import annotations
+
+import gc
+import weakref
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tracegrad.ir.errors import TraceError
+from tracegrad.ir.graph import Graph, Node, Value
+
+from .. import _state
+from ..tensor import Tensor
+
+
+@dataclass
+class Lifted:
+    tensor: Tensor
+    value: Value                  # the program input standing for it
+    data: object                  # its concrete array before the call
+    grad_fn: object
+    out_index: int
+    requires_grad: bool
+    version: int
+
+
+@dataclass
+class TraceResult:
+    """What one trace produced; `compile` turns it into a cache entry."""
+
+    graph: Graph
+    n_args: int
+    lifted: list[Lifted]
+    constants: list[np.ndarray]           # arrays fed to the inputs after args + lifted
+    mutated: list[int]                    # indices into `lifted` written back
+    grad_effects: list[tuple]             # (tensor, grad-was-None-at-entry, output index | None)
+    escaped: list[Tensor]                 # created tensors still alive, written back
+    out_tree: object                      # the return value with outputs replaced by indices
+    first_mutated_output: int = 0
+    grad_guards: list[tuple] = field(default_factory=list)  # (weakref, grad-was-None-at-entry)
+
+
+class Tracer:
+    def __init__(self, name: str):
+        self.graph = Graph(name)
+        self.lifted: dict[int, Lifted] = {}
+        self.constants: dict[int, tuple[Tensor, Value]] = {}
+        self.created_refs: dict[int, weakref.ref] = {}
+        self.grad_touched: dict[int, tuple[Tensor, object]] = {}   # id -> (tensor, grad at entry)
+
+    # ---- hooks called by Tensor and the dispatcher ---------------------------------
+    def created(self, t: Tensor) -> None:
+        self.created_refs[id(t)] = weakref.ref(t)
+
+    def mutated(self, t: Tensor) -> None:
+        pass  # the final `_data` of lifted tensors is compared in `finish`
+
+    def grad_changing(self, t: Tensor) -> None:
+        if id(t) not in self.grad_touched:
+            self.grad_touched[id(t)] = (t, t._grad)
+
+    def value_of(self, t: Tensor) -> Value:
+        data = t._data
+        if isinstance(data, Value):
+            return data
+        ref = self.created_refs.get(id(t))
+        if ref is not None and ref() is t:   # made during the call: a constant of the program
+            known = self.constants.get(id(t))
+            if known is None:
+                v = self.graph.add_input(t._type)
+                self.constants[id(t)] = known = (t, v)
+            return known[1]
+        v = self.graph.add_input(t._type)
+        self.lifted[id(t)] = Lifted(t, v, data, t.grad_fn, t._out_index, t._requires_grad,
+                                    t._vc[0])
+        t._data = v
+        return v
+
+    def emit(self, op, operands, attrs, out_types) -> list[Value]:
+        ins = [self.value_of(t) for t in operands]
+        prov = _state.local.provenance
+        if prov is None:
+            node = Node(op.name, ins, attrs, out_types, _state.user_location(3),
+                        id=len(self.graph.nodes))
+        else:   # a backward node: the forward op's source line and id
+            node = Node(op.name, ins, attrs, out_types, prov[0], fwd_id=prov[1])
+        self.graph.nodes.append(node)
+        return node.outputs
+
+    # ---- the end of the call ---------------------------------------------------------
+    def finish(self, args_values: list[Value], result) -> TraceResult:
+        g = self.graph
+        outputs: list[Value] = []
+
+        def output(v: Value) -> int:
+            outputs.append(v)
+            return len(outputs) - 1
+
+        def flatten(x):
+            if isinstance(x, Tensor):
+                if isinstance(x._data, Value) and id(x) not in self.lifted:
+                    return ("out", output(x._data))
+                if id(x) in self.lifted:
+                    return ("out", output(x._data))
+                return ("const", x)
+            if isinstance(x, (tuple, list)):
+                return (type(x), [flatten(i) for i in x])
+            if isinstance(x, dict):
+                return (dict, {k: flatten(v) for k, v in x.items()})
+            return ("const", x)
+
+        out_tree = flatten(result)
+        returned = {id(v) for v in outputs}
+        first_mutated = len(outputs)
+        lifted = list(self.lifted.values())
+        mutated = []
+        for i, lf in enumerate(lifted):
+            if lf.tensor._data is not lf.value:
+                mutated.append(i)
+                output(lf.tensor._data)
+        grad_effects, grad_guards = [], []
+        for t, before in self.grad_touched.values():
+            after = t._grad
+            grad_guards.append((weakref.ref(t), before is None))
+            if after is before:
+                continue
+            if after is None:
+                grad_effects.append((t, None))
+            elif isinstance(after._data, Value):
+                grad_effects.append((t, output(after._data)))
+            else:
+                grad_effects.append((t, ("tensor", after)))
+        for lf in lifted:
+            if id(lf.tensor) not in self.grad_touched:
+                grad_guards.append((weakref.ref(lf.tensor), lf.tensor._grad is None))
+        del result
+        gc.collect()
+        grads_out = {id(t._grad) for t, _ in self.grad_touched.values() if t._grad is not None}
+        alive = [t for t in (ref() for ref in self.created_refs.values()) if t is not None]
+        bases = {id(t._base) for t in alive if t._base is not None}  # kept alive by a view only
+        escaped = []
+        for t in alive:
+            if (isinstance(t._data, Value) and id(t) not in grads_out and id(t) not in bases
+                    and id(t._data) not in returned):
+                escaped.append((t, output(t._data)))
+        g.outputs = outputs
+        constants = [t._data for t, _ in self.constants.values()]
+        # Inputs: the arguments (lifted first), other lifted tensors, then constants;
+        # `value_of` may have created them interleaved, so lay them out again.
+        g.inputs = [lf.value for lf in lifted] + [v for _, v in self.constants.values()]
+        return TraceResult(g, len(args_values), lifted, constants, mutated, grad_effects,
+                           escaped, out_tree, first_mutated, grad_guards)
+
+    def restore(self) -> None:
+        """Put every touched Python object back as it was before the call."""
+        for lf in self.lifted.values():
+            t = lf.tensor
+            t._data, t.grad_fn, t._out_index = lf.data, lf.grad_fn, lf.out_index
+            t._requires_grad, t._vc[0] = lf.requires_grad, lf.version
+        for t, before in self.grad_touched.values():
+            t._grad = before
+
+
+def guard_error(what: str) -> TraceError:
+    return TraceError(what).add_location(_state.user_location(2))
