@@ -61,11 +61,12 @@ def autodiff(fwd: Graph, wrt: list[Value]) -> Joint:
         if id(o) in live:
             accumulate(o, ct)
 
-    for node in reversed(fwd.nodes):
+    for index in range(len(fwd.nodes) - 1, -1, -1):
+        node = fwd.nodes[index]
         outs = [ct_of.get(id(o)) for o in node.outputs]
         if all(c is None for c in outs) or not any(id(v) in live for v in node.inputs):
             continue
-        b.loc, b.fwd_id = node.loc, node.id
+        b.loc, b.fwd_id = node.loc, node.id if node.id is not None else index
         outs = [c if c is not None else b.full(o.shape, 0, o.dtype) for c, o in zip(outs, node.outputs)]
         ct = outs[0] if len(outs) == 1 else tuple(outs)
         grads = get(node.op).vjp(b, ct, *node.inputs, *node.outputs, **node.attrs)

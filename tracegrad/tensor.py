@@ -205,9 +205,13 @@ class Tensor:
     def __repr__(self) -> str:
         if isinstance(self._data, Value):
             return f"tensor(<traced {self._type}>)"
-        body = np.array2string(np.asarray(self._data, dtype=np.float64)
-                               if self.dtype is T.bfloat16 else self._data,
-                               separator=", ", prefix="tensor(", precision=4)
+        data = self._data
+        if self.dtype.is_floating_point:
+            data = np.asarray(data, dtype=np.float64)
+            body = np.array2string(data, separator=", ", prefix="tensor(", max_line_width=80,
+                                   formatter={"float_kind": _float_formatter(data)})
+        else:
+            body = np.array2string(data, separator=", ", prefix="tensor(", max_line_width=80)
         extra = ""
         if self.dtype not in (T.float32, T.int64, T.bool_):
             extra += f", dtype={self.dtype!r}"
@@ -218,6 +222,18 @@ class Tensor:
         return f"tensor({body}{extra})"
 
     # ---- autograd -----------------------------------------------------------------
+    @property
+    def data(self) -> "Tensor":
+        """The value as a tensor cut from the graph (torch.Tensor.data).
+
+        Like `detach()`, but with its own version counter, so autograd does not
+        see changes made through it (torch's semantics).  In-place ops on it
+        raise NotImplementedError for now, as on any view.
+        """
+        t = self.detach()
+        t._vc = [0]
+        return t
+
     def detach(self) -> "Tensor":
         """A new tensor on the same value, cut from the graph (torch.Tensor.detach)."""
         tracer = _state.local.tracer
@@ -392,6 +408,30 @@ class Tensor:
     def __gt__(self, o): return _call("gt", self, o)
     def __ge__(self, o): return _call("ge", self, o)
     __hash__ = object.__hash__
+
+
+def _float_formatter(data: np.ndarray):
+    """torch's print format for floats (torch/_tensor_str.py): ``2.`` when every value is
+    integral, else 4 decimals (``0.2500``), scientific when magnitudes span more than
+    1000x or leave [1e-4, 1e8]; all values right-aligned to one width."""
+    finite = np.abs(data[np.isfinite(data) & (data != 0)])
+    if finite.size == 0:
+        int_mode, sci = True, False
+    else:
+        lo, hi = finite.min(), finite.max()
+        int_mode = bool(np.all(finite == np.ceil(finite)))
+        sci = hi / lo > 1000.0 or hi > 1.0e8 or (not int_mode and lo < 1.0e-4)
+
+    def fmt(v) -> str:
+        if sci:
+            return f"{v:.4e}"
+        if int_mode:
+            return f"{v:.0f}" + ("." if np.isfinite(v) else "")
+        return f"{v:.4f}"
+
+    vals = data[np.isfinite(data) & (data != 0)] if finite.size else data.reshape(-1)[:0]
+    width = max([1] + [len(fmt(v)) for v in vals.reshape(-1)])
+    return lambda v: fmt(v).rjust(width)
 
 
 def _varargs(args):

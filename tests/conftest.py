@@ -1,0 +1,17 @@
+"""Shared test set-up: the verifier runs after every pass in tests (DESIGN.md 2)."""
+import os
+
+os.environ.setdefault("TRACEGRAD_VERIFY", "1")
+
+import pytest  # noqa: E402
+
+import tracegrad as tg  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _reset_executor():
+    """Each test starts on the default executor with grad mode on."""
+    tg.set_executor("auto")
+    yield
+    tg.set_executor("auto")
+    tg.set_grad_enabled(True)
