@@ -61,6 +61,13 @@ class Frontend:
     def is_operand(self, x) -> bool:
         raise NotImplementedError
 
+    def known_value(self, x):
+        """The concrete NumPy value of operand `x` when there is one (eager), else None.
+
+        Decompositions use it for checks only a value can answer (index bounds).
+        """
+        return None
+
     def type_of(self, x) -> T.TensorType:
         raise NotImplementedError
 

@@ -81,9 +81,17 @@ def from_name(name: str) -> DType:
         raise TypeError(f"unknown dtype {name!r}; known: {sorted(d.name for d in ALL_DTYPES)}") from None
 
 
+_BY_NP_DTYPE: dict = {}  # np.dtype -> DType; np.dtype.name is slow on the per-op hot path
+
+
 def from_numpy(dt) -> DType:
     """The dtype of a NumPy dtype (or anything `np.dtype` accepts)."""
+    hit = _BY_NP_DTYPE.get(dt)
+    if hit is not None:
+        return hit
     key = np.dtype(dt).name
+    if key in _BY_NUMPY:
+        _BY_NP_DTYPE[np.dtype(dt)] = _BY_NUMPY[key]
     try:
         return _BY_NUMPY[key]
     except KeyError:

@@ -27,6 +27,9 @@ class EagerFrontend(Frontend):
     def is_operand(self, x) -> bool:
         return isinstance(x, Tensor)
 
+    def known_value(self, x: Tensor):
+        return None if isinstance(x._data, Value) else x._data
+
     def type_of(self, x: Tensor) -> T.TensorType:
         return x._type
 

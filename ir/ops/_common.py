@@ -55,8 +55,11 @@ def norm_dims(name: str, dim, ndim: int) -> tuple[int, ...]:
     return out
 
 
-def canon_reduce(types, *, dim=None, keepdim=False):
-    return {"dim": norm_dims("reduction", dim, types[0].ndim), "keepdim": bool(keepdim)}
+def canon_reduce(name: str):
+    """Canonicalizer of (dim, keepdim) for the reduction `name`."""
+    def canon(types, *, dim=None, keepdim=False):
+        return {"dim": norm_dims(name, dim, types[0].ndim), "keepdim": bool(keepdim)}
+    return canon
 
 
 def reduce_shape(shape, dims, keepdim):

@@ -50,6 +50,11 @@ def _cross_entropy(ops, input, target):
         raise DTypeError(f"cross_entropy: target must hold class indices (int64), got "
                          f"{target.dtype.name}; probabilities as targets are not supported yet")
     n, c = input.shape
+    known = ops.known_value(target)
+    if known is not None and known.size and (known.min() < 0 or known.max() >= c):
+        bad = known.min() if known.min() < 0 else known.max()
+        raise IndexError(f"cross_entropy: Target {bad} is out of bounds for {c} classes "
+                         f"(input {tuple(input.shape)})")
     logp = ops.log_softmax(input, 1)
     # logp[i, target[i]] via one flat take: row offset i*C plus the class index.
     flat = ops.add(ops.mul(ops.arange(0, n, 1, target.dtype), c), target)

@@ -25,7 +25,7 @@ def _sum_kernel(xp, x, *, dim, keepdim):
     return xp.sum(x, axis=dim, keepdims=keepdim, dtype=dtype)
 
 
-defop("sum", "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce,
+defop("sum", "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce("sum"),
       infer=_sum_infer, kernel=_sum_kernel, flags=REDUCTION | CHEAP, ref="torch.sum",
       vjp=lambda b, ct, x, out, *, dim, keepdim: [_unreduce(b, ct, x, dim, keepdim)])
 
@@ -47,7 +47,7 @@ def _amax_vjp(b, ct, x, out, *, dim, keepdim):
     return [b.mul(b.div(ct_k, count), mask)]
 
 
-defop("amax", "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce,
+defop("amax", "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce("amax"),
       infer=_amax_infer, flags=REDUCTION | CHEAP, ref="torch.amax",
       kernel=lambda xp, x, *, dim, keepdim: xp.max(x, axis=dim, keepdims=keepdim),
       vjp=_amax_vjp)
@@ -57,7 +57,7 @@ def _mean(ops, x, dim=None, keepdim=False):
     if not x.dtype.is_floating_point:
         raise DTypeError("mean(): could not infer output dtype. Input dtype must be a "
                          f"floating point dtype, got {x.dtype.name} (use .float() first)")
-    dims = canon_reduce([T.TensorType(tuple(x.shape), x.dtype)], dim=dim)["dim"]
+    dims = canon_reduce("mean")([T.TensorType(tuple(x.shape), x.dtype)], dim=dim)["dim"]
     n = 1
     for d in dims:
         n *= x.shape[d]
