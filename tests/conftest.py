@@ -1,7 +1,9 @@
-"""Shared test set-up: the verifier runs after every pass in tests (DESIGN.md 2)."""
+"""Shared test set-up: verifier after every pass, jax-vs-interpreter cross-checks."""
 import os
 
 os.environ.setdefault("TRACEGRAD_VERIFY", "1")
+# every program that runs on jax is re-run on the interpreter and compared
+os.environ.setdefault("TRACEGRAD_CROSSCHECK", "1")
 
 import pytest  # noqa: E402
 

@@ -26,6 +26,7 @@ from tracegrad.ir.registry import get as get_op
 from tracegrad.passes import build_backward
 
 from .. import _state
+from ..backends import crosscheck
 from ..tensor import Tensor
 from .graph import AccumulateGrad, Node
 
@@ -53,13 +54,17 @@ class BackwardProgram:
         elif executor == "auto":
             executor = "jax" if self.runs >= HOT_AFTER else "interpreter"
         self.runs += 1
-        if executor == "interpreter":
+        check = crosscheck.enabled()
+        if executor == "interpreter" and not check:
             from ..backends import interpreter
             return interpreter.run(self.graph, arrays, check_nan=_state.local.anomaly)
         if self._lowered is None:
             from ..backends import jax_backend
             self._lowered = jax_backend.lower(self.graph)
-        return [np.asarray(a) for a in self._lowered(arrays)]
+        outs = [np.asarray(a) for a in self._lowered(arrays)]
+        if check:   # tests: every backward program runs on both executors
+            return crosscheck.compare(self.graph, arrays, outs)
+        return outs
 
 
 _cache: OrderedDict = OrderedDict()
@@ -283,6 +288,15 @@ def _differentiate(roots, cts, targets, retain_graph, create_graph):
     w = _Wiring(nodes, roots, targets)
     wanted = [i for i, r in enumerate(w.targets) if r is not None]
     results: list = [None] * len(targets)
+    unreached = [j for j, r in enumerate(w.roots) if r is None]
+    if unreached:  # leaf roots no recorded op reads (``leaf.backward(g)``): d root/d root = g
+        for j in unreached:
+            for i, t in enumerate(targets):
+                if t is roots[j]:
+                    results[i] = cts[j] if create_graph else Tensor(cts[j]._data)
+        keep = [j for j, r in enumerate(w.roots) if r is not None]
+        w.roots, cts = tuple(w.roots[j] for j in keep), [cts[j] for j in keep]
+        w.key = (w.key[0], w.roots, w.key[2])
     if wanted and any(r is not None for r in w.roots):
         if len(wanted) != len(targets):  # unreached targets drop out of the program
             w.targets = tuple(w.targets[i] for i in wanted)

@@ -148,9 +148,15 @@ def _make_runner(graph, executor: str):
     if executor == "interpreter":
         from ..backends import interpreter
         return lambda inputs: interpreter.run(graph, inputs)
-    from ..backends import jax_backend
+    from ..backends import crosscheck, jax_backend
     lowered = jax_backend.lower(graph)
-    return lambda inputs: [np.asarray(a) for a in lowered(inputs)]
+
+    def run(inputs):
+        outs = [np.asarray(a) for a in lowered(inputs)]
+        if crosscheck.enabled():
+            crosscheck.compare(graph, inputs, outs)
+        return outs
+    return run
 
 
 def _dedupe_args(tensors: list[Tensor]) -> list[Tensor]:

@@ -1,0 +1,42 @@
+"""Executor cross-checking: run a program on both executors and compare.
+
+Turned on by ``TRACEGRAD_CROSSCHECK=1`` (the test suite sets it): every
+backward program runs on both executors, and every compiled step that runs
+on jax is also run on the NumPy interpreter; any disagreement raises,
+naming the program and output.  Slow; meant for tests and debugging.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from tracegrad.ir.graph import Graph
+
+_TOL = {"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (2e-4, 1e-5),
+        "float64": (1e-9, 1e-12)}
+
+
+def enabled() -> bool:
+    return os.environ.get("TRACEGRAD_CROSSCHECK") == "1"
+
+
+def compare(g: Graph, inputs: list, jax_outputs: list) -> list[np.ndarray]:
+    """The interpreter's outputs of `g`; RuntimeError if they disagree with `jax_outputs`."""
+    from . import interpreter
+    ref = interpreter.run(g, inputs)
+    for i, (a, b) in enumerate(zip(ref, jax_outputs)):
+        b = np.asarray(b)
+        if a.shape != b.shape or a.dtype != b.dtype:
+            raise RuntimeError(f"crosscheck @{g.name} output {i}: interpreter gives "
+                               f"{a.dtype}{list(a.shape)}, jax gives {b.dtype}{list(b.shape)}")
+        if a.dtype.kind == "f":
+            rtol, atol = _TOL.get(a.dtype.name, (1e-6, 1e-8))
+            scale = float(np.max(np.abs(a), initial=0.0))
+            if not np.allclose(a, b, rtol=rtol, atol=atol * max(1.0, scale), equal_nan=True):
+                err = float(np.nanmax(np.abs(a.astype(np.float64) - b.astype(np.float64))))
+                raise RuntimeError(f"crosscheck @{g.name} output {i}: interpreter and jax differ "
+                                   f"by up to {err:.3g} ({a.dtype}{list(a.shape)})")
+        elif not np.array_equal(a, b):
+            raise RuntimeError(f"crosscheck @{g.name} output {i}: interpreter and jax differ")
+    return ref
