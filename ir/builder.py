@@ -45,9 +45,10 @@ class Frontend:
             out = op.infer(types, **attrs)
         except TracegradError as e:
             raise e.add_location(self.location()) from None
-        out_types = out if isinstance(out, tuple) else (out,)
+        multi = type(out) is tuple   # several outputs; a TensorType is itself a NamedTuple
+        out_types = out if multi else (out,)
         results = self.apply(op, operands, attrs, out_types, types)
-        return results if isinstance(out, tuple) else results[0]
+        return results if multi else results[0]
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name not in REGISTRY:

@@ -68,9 +68,12 @@ class OpDef:
     ref: str = ""
     promote_inputs: tuple[int, ...] | None = None  # which operands promote (None = all)
 
-    @property
-    def variadic(self) -> bool:
-        return len(self.inputs) == 1 and self.inputs[0].startswith("*")
+    def __post_init__(self):
+        # precomputed for the per-op hot path (`bind`)
+        self.variadic = len(self.inputs) == 1 and self.inputs[0].startswith("*")
+        self.n_inputs = len(self.inputs)
+        self.default_attrs = (None if any(d is REQUIRED for _, d in self.attrs)
+                              else {a: d for a, d in self.attrs})
 
     @property
     def differentiable(self) -> bool:
@@ -114,6 +117,9 @@ def get(name: str) -> OpDef:
 
 def bind(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
     """Split a torch-style call into (tensor operands, attrs) by the op's declaration."""
+    if not kwargs and len(args) == op.n_inputs and op.default_attrs is not None \
+            and not op.variadic:   # the common case: operands only, default attributes
+        return list(args), dict(op.default_attrs)
     if op.variadic:
         if not args:
             raise TypeError(f"{op.name}() missing its tensor list argument")
@@ -158,6 +164,13 @@ def plan_promotion(op: OpDef, operands: list) -> T.DType | None:
         return None
     if op.promote_inputs is not None:
         operands = [operands[i] for i in op.promote_inputs]
+    first = operands[0] if operands else None
+    if not isinstance(first, (bool, int, float)) and first is not None:
+        dt = first.dtype   # fast path: every operand a tensor of one dtype
+        if all(not isinstance(x, (bool, int, float)) and x.dtype is dt for x in operands):
+            if op.flags & TO_FLOAT and dt.category != T.FLOAT:
+                return T.DEFAULT_FLOAT
+            return dt
     dims, zero_dims, scalars = [], [], []
     for x in operands:
         if isinstance(x, (bool, int, float)):

@@ -7,6 +7,7 @@ every IR value has one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -167,9 +168,12 @@ def result_type(dims: list[DType], zero_dims: list[DType], scalars: list) -> DTy
     return result
 
 
-@dataclass(frozen=True)
-class TensorType:
-    """Static shape and dtype of an IR value: ``f32[32,10]``."""
+class TensorType(NamedTuple):
+    """Static shape and dtype of an IR value: ``f32[32,10]``.
+
+    A named tuple rather than a dataclass: one is built per operand on the
+    per-op hot path, and tuple construction is several times cheaper.
+    """
 
     shape: tuple[int, ...]
     dtype: DType
@@ -197,6 +201,9 @@ class TensorType:
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
     """NumPy/torch broadcasting of shapes; None when they do not broadcast."""
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return tuple(first)
     ndim = max(len(s) for s in shapes)
     out = []
     for i in range(-ndim, 0):

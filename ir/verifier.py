@@ -39,7 +39,7 @@ def verify(g: Graph) -> None:
             inferred = op.infer([v.type for v in n.inputs], **n.attrs)
         except Exception as e:  # the op's own error, reported at this node
             _fail(g, i, f"{n.op} rejects its inputs: {e}")
-        inferred = inferred if isinstance(inferred, tuple) else (inferred,)
+        inferred = inferred if type(inferred) is tuple else (inferred,)
         if tuple(o.type for o in n.outputs) != inferred:
             _fail(g, i, f"{n.op} output types {[str(o.type) for o in n.outputs]} differ from "
                         f"inferred {[str(t) for t in inferred]}")
