@@ -160,7 +160,7 @@ def plan_promotion(op: OpDef, operands: list) -> T.DType | None:
     ``operands`` holds objects with ``.dtype``/``.shape`` (tensors, IR values)
     and Python scalars. Only ops flagged PROMOTE or TO_FLOAT promote.
     """
-    if not op.flags & (PROMOTE | TO_FLOAT):
+    if not operands or not op.flags & (PROMOTE | TO_FLOAT):  # cat([]): the op's canon reports it
         return None
     if op.promote_inputs is not None:
         operands = [operands[i] for i in op.promote_inputs]

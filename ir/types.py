@@ -110,8 +110,8 @@ def as_dtype(dt) -> DType:
         return DEFAULT_INT
     if dt is bool:
         return bool_
-    if isinstance(dt, str) and dt in _BY_NAME:
-        return _BY_NAME[dt]
+    if isinstance(dt, str):
+        return from_name(dt)   # "unknown dtype 'foo'; known: [...]", not NumPy's message
     return from_numpy(dt)
 
 

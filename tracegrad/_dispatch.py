@@ -54,8 +54,10 @@ class EagerFrontend(Frontend):
                 raise _kernel_error(op, operands, e) from None
             datas = out if isinstance(out, tuple) else (out,)
             datas = [d if type(d) is np.ndarray else np.asarray(d) for d in datas]
+        # torch: only floating-point results require grad (a cast to int ends the graph)
         record = (local.grad_enabled and op.differentiable
-                  and any(t._requires_grad for t in operands))
+                  and any(t._requires_grad for t in operands)
+                  and any(t.dtype.is_floating_point for t in out_types))
         base = None
         if op.flags & VIEW:
             src = operands[0]

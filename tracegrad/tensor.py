@@ -444,10 +444,23 @@ def _wrap_like(value, like: Tensor) -> Tensor:
     return Tensor(np.asarray(value, dtype=like.dtype.numpy))
 
 
+def _operand(a):
+    """An operator's operand as a Tensor or Python number; NotImplemented for anything else."""
+    if isinstance(a, (Tensor, bool, int, float)):
+        return a
+    if isinstance(a, np.ndarray):
+        return Tensor(a)
+    if isinstance(a, np.generic) and a.dtype.kind in "biuf":
+        return a.item()   # NumPy scalars act as Python scalars, as in torch
+    return NotImplemented
+
+
 def _call(name, *args):
+    """A Python operator: Tensor op Tensor/number, else NotImplemented (Python's TypeError)."""
     from ._dispatch import EAGER
-    if any(isinstance(a, np.ndarray) for a in args):
-        args = tuple(Tensor(a) if isinstance(a, np.ndarray) else a for a in args)
+    args = tuple(_operand(a) for a in args)
+    if any(a is NotImplemented for a in args):
+        return NotImplemented
     return EAGER.call(name, *args)
 
 

@@ -44,7 +44,10 @@ def norm_dim(name: str, dim: int, ndim: int) -> int:
 
 
 def norm_dims(name: str, dim, ndim: int) -> tuple[int, ...]:
-    """None -> all dims; int or sequence -> sorted unique non-negative tuple."""
+    """None -> all dims; int or sequence -> sorted unique non-negative tuple.
+
+    A 0-d tensor accepts dim 0 / -1 as torch does, and has no dim to reduce: ().
+    """
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, int):
@@ -52,7 +55,7 @@ def norm_dims(name: str, dim, ndim: int) -> tuple[int, ...]:
     out = tuple(sorted({norm_dim(name, d, ndim) for d in dim}))
     if len(out) != len(tuple(dim)):
         raise ValueError(f"{name}: dim {tuple(dim)} names a dimension twice")
-    return out
+    return out if ndim else ()
 
 
 def canon_reduce(name: str):

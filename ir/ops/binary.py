@@ -27,8 +27,9 @@ _binary("div", lambda xp, x, y: xp.true_divide(x, y),
 
 
 def _pow_vjp(b, ct, x, y, out):
-    # d/dx x**y = y * x**(y-1);  d/dy x**y = x**y * log(x)  (torch: 0 where x == 0 and y >= 0)
-    dx = b.mul(ct, b.mul(y, b.pow(x, b.sub(y, 1.0))))
+    # d/dx x**y = y * x**(y-1), 0 where y == 0 (torch; else 0 * 0**-1 = nan at x == 0);
+    # d/dy x**y = x**y * log(x)  (torch: 0 where x == 0 and y >= 0)
+    dx = b.mul(ct, b.where(b.eq(y, 0.0), 0.0, b.mul(y, b.pow(x, b.sub(y, 1.0)))))
     dy = b.mul(ct, b.where(b.logical_and(b.eq(x, 0.0), b.ge(y, 0.0)), 0.0, b.mul(out, b.log(x))))
     return [dx, dy]
 

@@ -39,6 +39,11 @@ def _matmul(ops, a, b):
     if len(a.shape) == 0 or len(b.shape) == 0:
         raise ShapeError(f"matmul: both arguments need at least 1 dimension, got "
                          f"{tuple(a.shape)} and {tuple(b.shape)}")
+    k_a, k_b = a.shape[-1], b.shape[0 if len(b.shape) == 1 else -2]
+    if k_a != k_b:  # checked here so the message shows the user's shapes, not the 2-D views
+        ta, tb = T.TensorType(tuple(a.shape), a.dtype), T.TensorType(tuple(b.shape), b.dtype)
+        raise ShapeError(f"matmul: inner dimensions differ, got {ta} @ {tb} ({k_a} != {k_b})"
+                         ).add_location(ops.location())
     a2 = ops.unsqueeze(a, 0) if len(a.shape) == 1 else a
     b2 = ops.unsqueeze(b, -1) if len(b.shape) == 1 else b
     out = ops.batched_matmul(a2, b2)

@@ -67,6 +67,11 @@ defop("cross_entropy", "input, target", decomp=_cross_entropy,
 
 
 def _mse_loss(ops, input, target):
+    if T.broadcast_shapes(tuple(input.shape), tuple(target.shape)) is None:
+        ti = T.TensorType(tuple(input.shape), input.dtype)
+        tt = T.TensorType(tuple(target.shape), target.dtype)
+        raise ShapeError(f"mse_loss: input {ti} and target {tt} do not broadcast"
+                         ).add_location(ops.location())
     diff = ops.sub(input, target)
     return ops.mean(ops.mul(diff, diff))
 

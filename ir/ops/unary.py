@@ -62,7 +62,7 @@ def _convert_infer(types, *, dtype):
 
 
 def _convert_vjp(b, ct, x, out, *, dtype):
-    if not x.dtype.is_floating_point:
+    if not (x.dtype.is_floating_point and dtype.is_floating_point):  # no gradient across ints
         return [None]
     return [b.convert(ct, x.dtype)]
 
