@@ -9,10 +9,21 @@ dispatcher runs the kernel and records a tape node.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import types as T
 from .errors import TracegradError
 from .graph import Graph, Node, SourceLoc, Value
 from .registry import REGISTRY, OpDef, bind, get, plan_promotion
+
+
+def with_location(e: Exception, loc) -> Exception:
+    """`e` with the user's source line appended to its message (once)."""
+    if isinstance(e, TracegradError):
+        return e.add_location(loc)
+    if loc is not None and e.args and isinstance(e.args[0], str) and "\n  at " not in e.args[0]:
+        e.args = (f"{e.args[0]}\n  at {loc}",) + e.args[1:]
+    return e
 
 
 class Frontend:
@@ -23,6 +34,14 @@ class Frontend:
         operands, attrs = bind(op, args, kwargs)
         if op.decomp is not None:
             return op.decomp(self, *operands, **attrs)
+        for i, x in enumerate(operands):
+            if isinstance(x, (bool, int, float)):
+                continue
+            if isinstance(x, np.generic) and x.dtype.kind in "biuf":
+                operands[i] = x.item()      # NumPy scalars act as Python scalars, as in torch
+            elif not self.is_operand(x):
+                raise TypeError(f"{op.name}(): argument {i} ({op.inputs[min(i, len(op.inputs) - 1)]})"
+                                f" must be a tensor or a number, got {type(x).__name__}")
         dtype = plan_promotion(op, operands)
         if dtype is not None:
             which = op.promote_inputs if op.promote_inputs is not None else range(len(operands))
@@ -35,9 +54,6 @@ class Frontend:
         for i, x in enumerate(operands):
             if isinstance(x, (bool, int, float)):
                 operands[i] = self.constant(x, T.result_type([], [], [x]))
-            elif not self.is_operand(x):
-                raise TypeError(f"{op.name}(): argument {i} must be a tensor or a number, "
-                                f"got {type(x).__name__}")
         types = [self.type_of(x) for x in operands]
         try:
             if op.canon is not None:
@@ -45,6 +61,8 @@ class Frontend:
             out = op.infer(types, **attrs)
         except TracegradError as e:
             raise e.add_location(self.location()) from None
+        except (IndexError, ValueError, TypeError) as e:   # attribute errors from canon
+            raise with_location(e, self.location()) from None
         multi = type(out) is tuple   # several outputs; a TensorType is itself a NamedTuple
         out_types = out if multi else (out,)
         results = self.apply(op, operands, attrs, out_types, types)

@@ -23,6 +23,7 @@ PROMOTE = 1 << 4       # tensor and scalar operands are promoted to one dtype (t
 TO_FLOAT = 1 << 5      # integer/bool operands promote to the default float (exp, div ...)
 RANDOM = 1 << 6
 CREATION = 1 << 7      # no tensor inputs (full, arange)
+INTERNAL = 1 << 8      # an IR-level op, not exported as tg.<name> / Tensor.<name>
 
 REQUIRED = object()    # attribute default meaning "must be given"
 

@@ -10,7 +10,7 @@ import weakref
 import numpy as np
 
 from tracegrad.ir import types as T
-from tracegrad.ir.builder import Frontend
+from tracegrad.ir.builder import Frontend, with_location
 from tracegrad.ir.errors import TracegradError
 from tracegrad.ir.graph import Value
 from tracegrad.ir.registry import VIEW
@@ -93,14 +93,9 @@ def _edge(t: Tensor):
 
 def _kernel_error(op, operands, e):
     types = ", ".join(str(t._type) for t in operands)
-    msg = f"{op.name}: failed on operands ({types}): {e}"
-    err = type(e)(msg) if not isinstance(e, TracegradError) else e
-    loc = _state.user_location(3)
-    if isinstance(err, TracegradError):
-        return err.add_location(loc)
-    if loc is not None:
-        err.args = (f"{msg}\n  at {loc}",)
-    return err
+    err = e if isinstance(e, TracegradError) else type(e)(f"{op.name}: failed on operands "
+                                                         f"({types}): {e}")
+    return with_location(err, _state.user_location(3))
 
 
 EAGER = EagerFrontend()

@@ -1,7 +1,7 @@
 """Tensor.__getitem__: basic slicing (ints, slices, None, Ellipsis) and integer arrays.
 
 Basic indexing becomes one `slice` op plus a `reshape`; integer-array
-indices become one `take` (several arrays on consecutive dims are combined
+indices become one `index_take` (several arrays on consecutive dims are combined
 into one flat index, broadcast as NumPy does).  Follows torch's indexing.
 """
 from __future__ import annotations
@@ -110,11 +110,11 @@ def getitem(x: Tensor, key):
                                   "yet; index consecutive dimensions")
     first = positions[0]
     if len(advanced) == 1:
-        return _ops.take(out, advanced[0][1], first)
+        return _ops.index_take(out, advanced[0][1], first)
     # Several index arrays on consecutive dims: merge those dims and index with
     # the row-major flat index, which broadcasts the index arrays as NumPy does.
     flat = None
     for _, idx, size, _ in advanced:
         flat = idx if flat is None else _ops.add(_ops.mul(flat, size), idx)
     merged = out.shape[:first] + (-1,) + out.shape[first + len(advanced):]
-    return _ops.take(_ops.reshape(out, merged), flat, first)
+    return _ops.index_take(_ops.reshape(out, merged), flat, first)

@@ -5,7 +5,7 @@ cross_entropy ...) run their registry decomposition on tensors.
 """
 from __future__ import annotations
 
-from tracegrad.ir.registry import REGISTRY
+from tracegrad.ir.registry import INTERNAL, REGISTRY
 
 from ._dispatch import EAGER
 
@@ -22,4 +22,5 @@ def _make(name: str, op):
 for _name, _op in REGISTRY.items():
     globals()[_name] = _make(_name, _op)
 
-__all__ = sorted(REGISTRY)
+# IR-level ops (batched_matmul, slice, convert ...) stay out of `tg.*`; the rest is torch's surface.
+__all__ = sorted(n for n, op in REGISTRY.items() if not op.flags & INTERNAL)

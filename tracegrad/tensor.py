@@ -466,9 +466,9 @@ def _call(name, *args):
 
 def _add_registry_methods() -> None:
     """Every registered op is a Tensor method unless the class spells it itself."""
-    from tracegrad.ir.registry import CREATION, REGISTRY
+    from tracegrad.ir.registry import CREATION, INTERNAL, REGISTRY
     for name, op in REGISTRY.items():
-        if op.flags & CREATION or hasattr(Tensor, name) or op.variadic:
+        if op.flags & (CREATION | INTERNAL) or hasattr(Tensor, name) or op.variadic:
             continue
         setattr(Tensor, name, (lambda n: lambda self, *a, **k: _call_kw(n, self, *a, **k))(name))
 

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from .. import types as T
-from ..errors import ShapeError
-from ..registry import PROMOTE, defop
+from ..errors import DTypeError, ShapeError
+from ..registry import INTERNAL, defop
 from ._common import fmt_types, require_float
 
 
@@ -18,7 +18,8 @@ def _bmm_infer(types, **_):
     if batch is None:
         raise ShapeError(f"matmul: batch dimensions do not broadcast, got {a} @ {b}")
     if a.dtype is not b.dtype:
-        raise ShapeError(f"matmul: operands must share a dtype, got {a} @ {b}")
+        raise DTypeError(f"matmul: expected both operands to have the same dtype, got {a} @ {b} "
+                         "(cast one with .to(dtype), as torch requires)")
     return T.TensorType(batch + (a.shape[-2], b.shape[-1]), a.dtype)
 
 
@@ -28,7 +29,7 @@ def _mT(b, x):
 
 
 # dA = ct @ B^T, dB = A^T @ ct; the autodiff pass sums broadcast batch dims away.
-defop("batched_matmul", "input, other", infer=_bmm_infer, flags=PROMOTE,
+defop("batched_matmul", "input, other", infer=_bmm_infer, flags=INTERNAL,
       kernel=lambda xp, a, b: xp.matmul(a, b), ref="torch.matmul (both operands >= 2-D)",
       vjp=lambda b, ct, x, y, out: [b.batched_matmul(ct, _mT(b, y)),
                                     b.batched_matmul(_mT(b, x), ct)])

@@ -58,7 +58,7 @@ def _cross_entropy(ops, input, target):
     logp = ops.log_softmax(input, 1)
     # logp[i, target[i]] via one flat take: row offset i*C plus the class index.
     flat = ops.add(ops.mul(ops.arange(0, n, 1, target.dtype), c), target)
-    picked = ops.take(ops.reshape(logp, (n * c,)), flat, 0)
+    picked = ops.index_take(ops.reshape(logp, (n * c,)), flat, 0)
     return ops.neg(ops.mean(picked))
 
 

@@ -5,7 +5,7 @@ import math
 
 from .. import types as T
 from ..errors import ShapeError
-from ..registry import CHEAP, CREATION, PROMOTE, REQUIRED, VIEW, defop
+from ..registry import CHEAP, CREATION, INTERNAL, PROMOTE, REQUIRED, VIEW, defop
 from ._common import as_shape, fmt_types, norm_dim
 
 SHAPE = VIEW | CHEAP
@@ -186,7 +186,7 @@ def _slices(starts, stops, steps):
 
 
 defop("slice", "input", attrs=(("starts", None), ("stops", None), ("steps", None)),
-      infer=_slice_infer, flags=SHAPE, ref="torch.Tensor.__getitem__ (slices)",
+      infer=_slice_infer, flags=SHAPE | INTERNAL, ref="torch.Tensor.__getitem__ (slices)",
       kernel=lambda xp, x, *, starts, stops, steps: x[_slices(starts, stops, steps)],
       vjp=lambda b, ct, x, out, **a: [b.slice_backward(ct, x.shape, **a)])
 
@@ -205,7 +205,7 @@ def _slice_backward_jax(xp, ct, *, shape, starts, stops, steps):
 defop("slice_backward", "grad", attrs=(("shape", None), ("starts", None), ("stops", None),
                                        ("steps", None)),
       infer=lambda types, *, shape, **_: T.TensorType(tuple(shape), types[0].dtype),
-      kernel=_slice_backward_np, kernels={"jax": _slice_backward_jax}, flags=CHEAP,
+      kernel=_slice_backward_np, kernels={"jax": _slice_backward_jax}, flags=CHEAP | INTERNAL,
       ref="torch slice_backward",
       vjp=lambda b, ct, g, out, *, shape, starts, stops, steps: [b.slice(ct, starts, stops, steps)])
 
@@ -216,7 +216,7 @@ defop("full", (), attrs=(("size", ()), ("fill_value", 0.0), ("dtype", T.float32)
           "size": as_shape("full", size), "fill_value": fill_value, "dtype": T.as_dtype(dtype)},
       infer=lambda types, *, size, fill_value, dtype: T.TensorType(size, dtype),
       kernel=lambda xp, *, size, fill_value, dtype: xp.full(size, fill_value, dtype=dtype.numpy),
-      vjp=lambda b, ct, out, **_: [], flags=CREATION | CHEAP, ref="torch.full")
+      vjp=lambda b, ct, out, **_: [], flags=CREATION | CHEAP | INTERNAL, ref="torch.full")
 
 
 def _arange_infer(types, *, start, end, step, dtype):
@@ -227,6 +227,6 @@ def _arange_infer(types, *, start, end, step, dtype):
 
 defop("arange", (), attrs=(("start", 0), ("end", REQUIRED), ("step", 1),
                            ("dtype", T.int64)),
-      infer=_arange_infer, flags=CREATION | CHEAP, ref="torch.arange",
+      infer=_arange_infer, flags=CREATION | CHEAP | INTERNAL, ref="torch.arange",
       kernel=lambda xp, *, start, end, step, dtype: xp.arange(start, end, step, dtype=dtype.numpy),
       vjp=lambda b, ct, out, **_: [])

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import types as T
 from ..errors import DTypeError
-from ..registry import CHEAP, ELEMENTWISE, NONDIFF, TO_FLOAT, defop
+from ..registry import CHEAP, ELEMENTWISE, INTERNAL, NONDIFF, TO_FLOAT, defop
 from ._common import same_as_first
 
 EW = ELEMENTWISE | CHEAP
@@ -67,7 +67,7 @@ def _convert_vjp(b, ct, x, out, *, dtype):
     return [b.convert(ct, x.dtype)]
 
 
-defop("convert", "input", attrs=(("dtype", None),), flags=EW,
+defop("convert", "input", attrs=(("dtype", None),), flags=EW | INTERNAL,
       canon=lambda types, *, dtype: {"dtype": T.as_dtype(dtype)},
       infer=_convert_infer, ref="torch.Tensor.to(dtype)",
       kernel=lambda xp, x, *, dtype: xp.asarray(x).astype(dtype.numpy),

@@ -276,9 +276,6 @@ def test_index_out_of_bounds():
         tg.ones(2, 3)[0, 0, 0]
 
 
-@pytest.mark.xfail(strict=True, reason="attribute canonicalization raises a plain IndexError "
-                   "and ir/builder.py Frontend.call adds the source line only to "
-                   "TracegradError, so the user's line is missing from the message")
 def test_dim_out_of_range_names_op_and_line():
     with pytest.raises(IndexError) as exc:
         line = _next_line()

@@ -25,13 +25,17 @@ def compare(g: Graph, inputs: list, jax_outputs: list) -> list[np.ndarray]:
     """The interpreter's outputs of `g`; RuntimeError if they disagree with `jax_outputs`."""
     from . import interpreter
     ref = interpreter.run(g, inputs)
+    # the least precise float dtype anywhere in the program sets the tolerance: an f64
+    # gradient summed in f32 (x: f32[3,4] * y: f64[]) carries f32 rounding
+    values = list(g.inputs) + [o for n in g.nodes for o in n.outputs]
+    tol = max((_TOL.get(v.dtype.name, (0, 0)) for v in values), default=(1e-6, 1e-8))
     for i, (a, b) in enumerate(zip(ref, jax_outputs)):
         b = np.asarray(b)
         if a.shape != b.shape or a.dtype != b.dtype:
             raise RuntimeError(f"crosscheck @{g.name} output {i}: interpreter gives "
                                f"{a.dtype}{list(a.shape)}, jax gives {b.dtype}{list(b.shape)}")
         if a.dtype.kind == "f":
-            rtol, atol = _TOL.get(a.dtype.name, (1e-6, 1e-8))
+            rtol, atol = max(tol, _TOL.get(a.dtype.name, (1e-6, 1e-8)))
             scale = float(np.max(np.abs(a), initial=0.0))
             if not np.allclose(a, b, rtol=rtol, atol=atol * max(1.0, scale), equal_nan=True):
                 err = float(np.nanmax(np.abs(a.astype(np.float64) - b.astype(np.float64))))
