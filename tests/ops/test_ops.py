@@ -35,11 +35,9 @@ FD_TOL = (1e-6, 1e-5)  # (atol, rtol) on the directional derivative
 def _fresh_programs(monkeypatch):
     """An empty backward-program cache and the interpreter per test, restored to "auto" after.
 
-    Cross-check mode (tests/conftest.py) would lower every one of the ~450
-    backward programs here to jax (about a minute of jit compiles);
-    test_executors_agree compares the executors on chosen samples instead.
+    Cross-check mode (tests/conftest.py) stays on: every backward program
+    built here also runs on jax and must agree with the interpreter.
     """
-    monkeypatch.setenv("TRACEGRAD_CROSSCHECK", "0")
     engine.clear_cache()
     tg.set_executor("interpreter")
     yield
