@@ -1,4 +1,4 @@
-"""The op database: one `OpInfo` per user-facing op; tests/ops/test_ops.py runs on all of them.
+"""Core of the op database: Sample, ErrorInput, OpInfo, input generators, and the foundation ops.
 
 An entry says how to call the op on tensors (`fn`), what it computes
 (`ref`, written once against an array namespace `xp`, so the same function is
