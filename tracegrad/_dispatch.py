@@ -72,10 +72,11 @@ class EagerFrontend(Frontend):
             versions = tuple((t._vc, t._vc[0]) for t in operands) + tuple((o._vc, o._vc[0]) for o in outs)
             node = Node(op, attrs, edges, tuple(in_types), tuple(t._data for t in operands),
                         tuple(datas), versions, out_types, _state.user_location(3))
-            for i, o in enumerate(outs):
-                o._requires_grad = True
-                o.grad_fn = node
-                o._out_index = i
+            for i, (o, t) in enumerate(zip(outs, out_types)):
+                if t.dtype.is_floating_point:   # integer outputs (indices) never require grad
+                    o._requires_grad = True
+                    o.grad_fn = node
+                    o._out_index = i
         return outs
 
 
