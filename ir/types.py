@@ -57,6 +57,7 @@ class DType:
 
 bool_ = DType("bool", "b1", 1, BOOL, "bool")
 uint8 = DType("uint8", "u8", 1, INT, "uint8")
+uint32 = DType("uint32", "u32", 4, INT, "uint32")   # PRNG keys (no torch counterpart in use)
 int8 = DType("int8", "i8", 1, INT, "int8")
 int16 = DType("int16", "i16", 2, INT, "int16")
 int32 = DType("int32", "i32", 4, INT, "int32")
@@ -66,7 +67,7 @@ bfloat16 = DType("bfloat16", "bf16", 2, FLOAT, "bfloat16")
 float32 = DType("float32", "f32", 4, FLOAT, "float32")
 float64 = DType("float64", "f64", 8, FLOAT, "float64")
 
-ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL_DTYPES = (bool_, uint8, uint32, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 _BY_NAME = {d.name: d for d in ALL_DTYPES} | {d.short: d for d in ALL_DTYPES}
 _BY_NUMPY = {d.np_name: d for d in ALL_DTYPES}
 

@@ -15,7 +15,7 @@ from tracegrad.ir.types import bool_ as bool  # noqa: A001  (torch.bool)
 from . import autograd
 from ._ops import *  # noqa: F401,F403  (torch-named functions generated from the registry)
 from ._creation import (arange, as_tensor, from_numpy, full, manual_seed, ones, ones_like, rand,
-                        randint, randn, tensor, zeros, zeros_like)
+                        rand_like, randint, randn, randn_like, tensor, zeros, zeros_like)
 from ._state import get_executor, set_executor
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .tensor import Parameter, Tensor, _add_registry_methods

@@ -8,18 +8,35 @@ from __future__ import annotations
 import numpy as np
 
 from tracegrad.ir import types as T
-from tracegrad.ir.errors import TraceError
 
 from . import _ops, _state
 from .tensor import Tensor, _varargs
 
-_rng = np.random.default_rng()
+# The global PRNG key (torch's default generator). A u32[2] tensor advanced in place by
+# every draw, so `tg.compile` lifts it like any other state: compiled and eager runs with
+# the same seed draw the same numbers (see ir/ops/random.py).
+_key = Tensor(np.array([0, 0x5EED], dtype=np.uint32))
 
 
 def manual_seed(seed: int) -> None:
-    """Seed the generator behind randn/rand/randint (torch.manual_seed)."""
-    global _rng
-    _rng = np.random.default_rng(seed)
+    """Seed the generator behind rand/randn/randint/dropout (torch.manual_seed).
+
+    The stream is Threefry-2x32, identical on the interpreter and on jax, but
+    not torch's Philox/MT19937 stream: the same seed gives other numbers than torch.
+    """
+    seed = int(seed) & 0xFFFFFFFFFFFFFFFF
+    from .autograd.grad_mode import no_grad
+    with no_grad():
+        _key.copy_(Tensor(np.array([seed >> 32, seed & 0xFFFFFFFF], dtype=np.uint32)))
+
+
+def _draw(size, dtype, distribution: str) -> Tensor:
+    """Values from the global stream; advances the key in place (traced under tg.compile)."""
+    from .autograd.grad_mode import no_grad
+    with no_grad():
+        out = _ops.random(_key, size, dtype, distribution)
+        _key.copy_(_ops.rng_next_key(_key))
+    return out
 
 
 def _python_dtype(arr: np.ndarray) -> T.DType:
@@ -103,31 +120,39 @@ def ones_like(t: Tensor, dtype=None) -> Tensor:
     return ones(t.shape, dtype=dtype or t.dtype)
 
 
-def _random(name: str, sample, size, dtype, requires_grad) -> Tensor:
-    if _state.local.tracer is not None:
-        raise TraceError(f"{name}: random numbers inside tg.compile are not supported yet "
-                         "(PRNG key threading is planned); draw them outside the compiled "
-                         "function and pass them in").add_location(_state.user_location(2))
+def _random(size, dtype, distribution, requires_grad) -> Tensor:
     dt = T.as_dtype(dtype or T.DEFAULT_FLOAT)
-    t = Tensor(np.asarray(sample(_varargs(size))).astype(dt.numpy))
+    t = _draw(_varargs(size), dt, distribution)
     return t.requires_grad_(True) if requires_grad else t
 
 
 def randn(*size, dtype=None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples of shape `size` (torch.randn); seeded by manual_seed."""
-    return _random("randn", lambda s: _rng.standard_normal(s), size, dtype, requires_grad)
+    return _random(size, dtype, "normal", requires_grad)
 
 
 def rand(*size, dtype=None, requires_grad: bool = False) -> Tensor:
     """Uniform [0, 1) samples of shape `size` (torch.rand); seeded by manual_seed."""
-    return _random("rand", lambda s: _rng.random(s), size, dtype, requires_grad)
+    return _random(size, dtype, "uniform", requires_grad)
+
+
+def randn_like(t: Tensor, dtype=None) -> Tensor:
+    return randn(t.shape, dtype=dtype or t.dtype)
+
+
+def rand_like(t: Tensor, dtype=None) -> Tensor:
+    return rand(t.shape, dtype=dtype or t.dtype)
 
 
 def randint(low, high=None, size=(), dtype=None) -> Tensor:
+    """Integers uniform in [low, high) (torch.randint), int64 by default."""
     if high is None:
         low, high = 0, low
-    return _random("randint", lambda s: _rng.integers(low, high, s), size,
-                   dtype or T.int64, False)
+    if high <= low:
+        raise ValueError(f"randint: expected low < high, got low={low}, high={high}")
+    u = _draw((size,) if isinstance(size, int) else tuple(size), T.float64, "uniform")
+    span = _ops.convert(_ops.mul(u, float(high - low)), T.int64)   # u >= 0: truncation floors
+    return _ops.add(span, int(low)).to(dtype or T.int64)
 
 
 def arange(start, end=None, step=1, *, dtype=None) -> Tensor:

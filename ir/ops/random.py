@@ -1,0 +1,86 @@
+"""Counter-based random numbers (Threefry-2x32) with an explicit key.
+
+One kernel, written against `xp`, so the NumPy interpreter and the jax
+lowering draw bit-identical streams: eager and `tg.compile` runs with the
+same seed give the same numbers.  The key is a ``u32[2]`` value threaded
+through programs like any other state (tracegrad keeps a global key tensor
+that `manual_seed` resets and each draw advances in place).
+Threefry-2x32 with 20 rounds: Salmon et al., "Parallel random numbers: as
+easy as 1, 2, 3" (SC 2011), the generator behind jax.random.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import types as T
+from ..errors import DTypeError
+from ..registry import CREATION, INTERNAL, NONDIFF, RANDOM, defop
+from ._common import as_shape
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def threefry2x32(xp, key, c0, c1):
+    """Threefry-2x32 block cipher of counters (c0, c1) under key; uint32 in, uint32 out."""
+    u32 = xp.uint32
+    k0, k1 = key[0], key[1]
+    ks = (k0, k1, k0 ^ k1 ^ u32(0x1BD11BDA))
+    x0, x1 = c0 + ks[0], c1 + ks[1]
+    for group in range(5):
+        for r in _ROTATIONS[group % 2]:
+            x0 = x0 + x1
+            x1 = (x1 << u32(r)) | (x1 >> u32(32 - r))
+            x1 = x1 ^ x0
+        x0 = x0 + ks[(group + 1) % 3]
+        x1 = x1 + ks[(group + 2) % 3] + u32(group + 1)
+    return x0, x1
+
+
+def _unit(xp, bits, dtype):
+    """uint32 words -> uniform floats in [0, 1) on a 2**-24 grid (exact in float16..64)."""
+    return (bits >> xp.uint32(8)).astype(dtype) * dtype.type(2.0 ** -24)
+
+
+def _random_kernel(xp, key, *, size, dtype, distribution):
+    n = math.prod(size)
+    np_dtype = dtype.numpy
+    counters = xp.arange(n, dtype=xp.uint32)
+    x0, x1 = threefry2x32(xp, key, counters, xp.ones(n, dtype=xp.uint32))
+    work = np_dtype if dtype.itemsize >= 4 else xp.float32   # half precision draws via f32
+    work = xp.dtype(work)
+    if distribution == "uniform":
+        out = _unit(xp, x0, work)
+    else:   # Box-Muller; 1 - u keeps the log argument in (0, 1]
+        u1, u2 = _unit(xp, x0, work), _unit(xp, x1, work)
+        out = xp.sqrt(work.type(-2.0) * xp.log(work.type(1.0) - u1)) * xp.cos(
+            work.type(2.0 * math.pi) * u2)
+    return xp.reshape(out, size).astype(np_dtype)
+
+
+def _random_infer(types, *, size, dtype, distribution):
+    key = types[0]
+    if key.shape != (2,) or key.dtype is not T.uint32:
+        raise DTypeError(f"random: the key must be u32[2], got {key}")
+    if not dtype.is_floating_point:
+        raise DTypeError(f"random: dtype must be floating point, got {dtype.name}")
+    if distribution not in ("uniform", "normal"):
+        raise ValueError(f"random: unknown distribution {distribution!r}")
+    return T.TensorType(size, dtype)
+
+
+defop("random", "key", attrs=(("size", ()), ("dtype", T.float32), ("distribution", "uniform")),
+      canon=lambda types, *, size, dtype, distribution: {
+          "size": as_shape("random", size), "dtype": T.as_dtype(dtype),
+          "distribution": distribution},
+      infer=_random_infer, kernel=_random_kernel, vjp=NONDIFF,
+      flags=RANDOM | INTERNAL, ref="torch.rand / torch.randn (Threefry stream, not torch's)")
+
+
+def _next_key_kernel(xp, key):
+    zero = xp.zeros(1, dtype=xp.uint32)
+    x0, x1 = threefry2x32(xp, key, zero, zero)
+    return xp.concatenate([x0, x1])
+
+
+defop("rng_next_key", "key", infer=lambda types: types[0], kernel=_next_key_kernel,
+      vjp=NONDIFF, flags=RANDOM | INTERNAL, ref="jax.random.split (one new key)")
