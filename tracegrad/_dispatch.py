@@ -59,10 +59,13 @@ class EagerFrontend(Frontend):
                   and any(t._requires_grad for t in operands)
                   and any(t.dtype.is_floating_point for t in out_types))
         base = None
-        if op.flags & VIEW:
+        if op.flags & VIEW:   # aliases its first operand's storage (see _views.py)
             src = operands[0]
             base = src._base if src._base is not None else src
-        outs = [Tensor(d, base=base) for d in datas]
+            chain = src._view_ops + ((op.name, attrs),)
+            outs = [Tensor(d, base=base, view_ops=chain) for d in datas]
+        else:
+            outs = [Tensor(d) for d in datas]
         if base is not None:
             if base._views is None:
                 base._views = []

@@ -27,17 +27,18 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_out_index", "_vc", "_base",
-                 "_views", "_accumulator", "_retains_grad", "__weakref__")
+                 "_view_ops", "_views", "_accumulator", "_retains_grad", "__weakref__")
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
     def __init__(self, data, requires_grad: bool = False, grad_fn=None, out_index: int = 0,
-                 base: "Tensor | None" = None):
+                 base: "Tensor | None" = None, view_ops: tuple = ()):
         self._data = data
         self._requires_grad = requires_grad
         self._grad = None
         self.grad_fn = grad_fn
         self._out_index = out_index
-        self._base = base
+        self._base = base             # the tensor owning the storage this view aliases
+        self._view_ops = view_ops     # view ops from `_base` to this tensor (see _views.py)
         self._vc = base._vc if base is not None else [0]   # shared with views, as torch
         self._views = None
         self._accumulator = None
@@ -226,19 +227,32 @@ class Tensor:
     def data(self) -> "Tensor":
         """The value as a tensor cut from the graph (torch.Tensor.data).
 
-        Like `detach()`, but with its own version counter, so autograd does not
-        see changes made through it (torch's semantics).  In-place ops on it
-        raise NotImplementedError for now, as on any view.
+        Shares the value with `self` (in-place changes through it show in
+        `self`), but has its own version counter, so autograd does not see
+        changes made through it: torch's semantics, footgun included.
         """
         t = self.detach()
         t._vc = [0]
         return t
 
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._data = value._data if isinstance(value, Tensor) else value
+
     def detach(self) -> "Tensor":
-        """A new tensor on the same value, cut from the graph (torch.Tensor.detach)."""
+        """A tensor sharing this value, cut from the graph (torch.Tensor.detach).
+
+        In-place changes to either show in the other; they share the version counter.
+        """
+        from ._views import ALIAS
         tracer = _state.local.tracer
         data = self._data if tracer is None else tracer.value_of(self)
-        return Tensor(data, base=self)
+        base = self._base if self._base is not None else self
+        out = Tensor(data, base=base, view_ops=self._view_ops + (ALIAS,))
+        if base._views is None:
+            base._views = []
+        base._views.append(weakref.ref(out))
+        return out
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (torch.Tensor.backward).
@@ -256,41 +270,75 @@ class Tensor:
                  inputs=inputs)
 
     # ---- in-place (recorded functionally) -------------------------------------------
-    def _inplace(self, result: "Tensor", name: str) -> "Tensor":
-        """Make `result` this tensor's new value, keeping identity (torch's in-place ops)."""
-        if self._requires_grad and self.grad_fn is None and _state.local.grad_enabled:
+    def _inplace(self, result: "Tensor", name: str, mark: int | None = None) -> "Tensor":
+        """Make `result` this tensor's new value, keeping identity (torch's in-place ops).
+
+        On a view the new value is written through to the base (see _views.py);
+        every live view of the base is regenerated; the shared version counter
+        is bumped once.  Tape nodes recorded since `mark` (default: the node
+        that produced `result`) belong to this in-place op; their saved copies
+        of the old value stay valid (see `_views.rebase_saved_versions`).
+        """
+        from . import _views
+        grad_on = _state.local.grad_enabled
+        if self._requires_grad and self.grad_fn is None and grad_on:
             raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
                                "in-place operation.")
-        if self._base is not None or (self._views and any(v() is not None for v in self._views)):
-            raise NotImplementedError(
-                f"{name}: in-place ops on a view or on a tensor with live views are not supported "
-                "yet (tracegrad records in-place ops functionally; view aliasing is tracked in "
-                "the autograd-engine issue). Use the out-of-place op instead.")
+        base = self._base
+        if (base is not None and grad_on and base._requires_grad and base.grad_fn is None
+                and not any(op == "alias" for op, _ in self._view_ops)):
+            raise RuntimeError(f"{name}: a view of a leaf Variable that requires grad is being "
+                               "used in an in-place operation.")
         if result.shape != self.shape:
             raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(result.shape)}")
         if result.dtype is not self.dtype:
             result = result.to(self.dtype)
-        self._data = result._data
-        if result.grad_fn is not None:
-            self.grad_fn, self._out_index, self._requires_grad = result.grad_fn, result._out_index, True
-        self._vc[0] += 1
+        if mark is None and result.grad_fn is not None:
+            mark = result.grad_fn.seq
+        old = self._vc[0]
+        owner = self if base is None else base
+        if base is None:
+            self._assign(result)
+        else:
+            base._assign(_views.write_through(self, result), track=not any(
+                op == "alias" for op, _ in self._view_ops), box=self._vc)
+        if mark is not None and owner.grad_fn is not None:
+            _views.rebase_saved_versions(owner.grad_fn, self._vc, old, self._vc[0], mark)
+        if owner._views:
+            _views.refresh(owner)
+        return self
+
+    def _inplace_apply(self, name: str, compute) -> "Tensor":
+        """Run `compute()` (the out-of-place op) and take its result in place."""
+        from .autograd.graph import next_mark
+        mark = next_mark()
+        return self._inplace(compute(), name, mark)
+
+    def _assign(self, value: "Tensor", track: bool = True, box: list | None = None) -> None:
+        """Take `value` as this tensor's new value (and its history, when `track`).
+
+        Bumps the version counter `box` (default: own; `.data` aliases have their own).
+        """
+        self._data = value._data
+        if track and value.grad_fn is not None:
+            self.grad_fn, self._out_index, self._requires_grad = value.grad_fn, value._out_index, True
+        (self._vc if box is None else box)[0] += 1
         tracer = _state.local.tracer
         if tracer is not None:
             tracer.mutated(self)
-        return self
 
     def add_(self, other, alpha=1):
-        return self._inplace(self + (other if alpha == 1 else other * alpha), "add_")
+        return self._inplace_apply("add_", lambda: self + (other if alpha == 1 else other * alpha))
 
     def sub_(self, other, alpha=1):
-        return self._inplace(self - (other if alpha == 1 else other * alpha), "sub_")
+        return self._inplace_apply("sub_", lambda: self - (other if alpha == 1 else other * alpha))
 
     def mul_(self, other):
-        return self._inplace(self * other, "mul_")
+        return self._inplace_apply("mul_", lambda: self * other)
 
     def div_(self, other):
-        return self._inplace(self / other, "div_")
+        return self._inplace_apply("div_", lambda: self / other)
 
     def copy_(self, src):
         from ._ops import expand, convert

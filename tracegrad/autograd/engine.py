@@ -41,7 +41,7 @@ class BackwardProgram:
 
     def __init__(self, graph: Graph, feeds: tuple, n_cotangents: int, saved_bytes: int):
         self.graph = graph
-        self.feeds = feeds                # per saved input: (node position, is_output, index)
+        self.feeds = feeds   # per saved input: (node position, is_output, index, version checks)
         self.n_cotangents = n_cotangents
         self.saved_bytes = saved_bytes
         self.runs = 0
@@ -166,10 +166,30 @@ def _build_program(nodes: list[Node], w: _Wiring) -> BackwardProgram:
     g.outputs = [value(r) for r in w.roots]
     wrt = [value(r) for r in w.targets]
     part = build_backward(g, wrt)
-    feeds = tuple(feed_of[id(v)] for v in part.saved)
+    feeds = tuple(feed_of[id(v)] + (_readers(g, part, s),) for s, v in enumerate(part.saved))
     log.debug("built backward program: %d nodes, %d saved values (%d bytes)",
               len(part.backward.nodes), len(feeds), part.saved_bytes)
     return BackwardProgram(part.backward, feeds, len(w.roots), part.saved_bytes)
+
+
+def _readers(g: Graph, part, s: int) -> tuple:
+    """Version checks for saved value `s`: one per forward op whose VJP reads it, as torch
+    checks each saved variable against the version its own node saw:
+    ``(node position, is_output, index)``."""
+    v = part.saved[s]
+    placeholder = part.backward.inputs[len(g.outputs) + s]
+    checks = set()
+    for n in part.backward.nodes:
+        if n.fwd_id is None or not any(u is placeholder for u in n.inputs):
+            continue
+        fwd = g.nodes[n.fwd_id]
+        for k, u in enumerate(fwd.inputs):
+            if u is v:
+                checks.add((n.fwd_id, False, k))
+        for k, u in enumerate(fwd.outputs):
+            if u is v:
+                checks.add((n.fwd_id, True, k))
+    return tuple(sorted(checks))
 
 
 def _program_for(nodes: list[Node], w: _Wiring) -> BackwardProgram:
@@ -192,27 +212,29 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
 
 
 def _saved_value(nodes: list[Node], feed: tuple):
-    i, is_out, k = feed
-    n = nodes[i]
-    src = n.saved_outputs if is_out else n.saved_inputs
+    """The saved array `feed` names, after checking it against every reader's version."""
+    i, is_out, k, readers = feed
+    src = nodes[i].saved_outputs if is_out else nodes[i].saved_inputs
     if src is None:
         raise RuntimeError(_FREED)
-    box, seen = n.versions[k + (len(n.saved_inputs) if is_out else 0)]
-    if box[0] != seen:
-        t = n.out_types[k] if is_out else n.in_types[k]
-        role = f"output {k}" if is_out else f"input {k}"
-        raise RuntimeError(
-            f"one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [{t}], which is {role} of {n.name()}, is at version {box[0]}; "
-            f"expected version {seen} instead. Hint: the op was recorded at {n.loc}; avoid "
-            "modifying this tensor in place before backward.")
+    for r, r_out, rk in readers or ((i, is_out, k),):
+        n = nodes[r]
+        box, seen = n.versions[rk + (len(n.in_types) if r_out else 0)]
+        if box[0] != seen:
+            t = n.out_types[rk] if r_out else n.in_types[rk]
+            role = f"output {rk}" if r_out else f"input {rk}"
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by "
+                f"an inplace operation: [{t}], which is {role} of {n.name()}, is at version "
+                f"{box[0]}; expected version {seen} instead. Hint: the op was recorded at "
+                f"{n.loc}; avoid modifying this tensor in place before backward.")
     return src[k]
 
 
 def _saved_tensor(nodes: list[Node], w: _Wiring, feed: tuple) -> Tensor:
     """The saved value as a tensor connected to the tape (for differentiable backward)."""
     data = _saved_value(nodes, feed)
-    i, is_out, k = feed
+    i, is_out, k, _ = feed
     n = nodes[i]
     if is_out:
         return Tensor(data, requires_grad=True, grad_fn=n, out_index=k)

@@ -14,6 +14,11 @@ import itertools
 _seq = itertools.count()
 
 
+def next_mark() -> int:
+    """A sequence number below every node recorded from now on."""
+    return next(_seq)
+
+
 def _camel(name: str) -> str:
     return "".join(p.capitalize() for p in name.split("_"))
 

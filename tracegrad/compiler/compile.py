@@ -39,6 +39,7 @@ from tracegrad.ir.verifier import verify
 from tracegrad.passes.prune import prune
 
 from .. import _state
+from .._views import refresh as refresh_views
 from ..tensor import Tensor
 from .trace import TraceResult, Tracer
 
@@ -117,6 +118,8 @@ class Entry:
             t._data = outs[k]
             t._vc[0] += 1
             k += 1
+            if t._views:
+                refresh_views(t)
         for t, effect in tr.grad_effects:
             if effect is None:
                 t._grad = None

@@ -176,6 +176,10 @@ class Tracer:
             t._requires_grad, t._vc[0] = lf.requires_grad, lf.version
         for t, before in self.grad_touched.values():
             t._grad = before
+        from .._views import refresh
+        for lf in self.lifted.values():   # views of restored tensors see the old value again
+            if lf.tensor._views:
+                refresh(lf.tensor)
 
 
 def guard_error(what: str) -> TraceError:

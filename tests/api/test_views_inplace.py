@@ -1,0 +1,167 @@
+"""Views share values with their base; in-place ops write through and keep autograd right.
+
+Expected values come from torch 2.13 running the same code (noted per test).
+"""
+import numpy as np
+import pytest
+
+import tracegrad as tg
+
+
+@pytest.fixture(params=["interpreter", "jax"])
+def executor(request):
+    tg.set_executor(request.param)
+    yield request.param
+    tg.set_executor("auto")
+
+
+def test_views_see_base_changes_and_base_sees_view_changes():
+    b = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    row, t, flat = b[0], b.T, b.reshape(4)
+    row.mul_(10)
+    np.testing.assert_array_equal(b.numpy(), [[10, 20], [3, 4]])
+    np.testing.assert_array_equal(t.numpy(), [[10, 3], [20, 4]])
+    b.add_(1)
+    np.testing.assert_array_equal(row.numpy(), [11, 21])
+    np.testing.assert_array_equal(flat.numpy(), [11, 21, 4, 5])
+    assert row._version == b._version == t._version == 2
+
+
+def test_view_of_a_view_writes_through_to_the_root():
+    b = tg.zeros(2, 3)
+    v = b.T[1:]            # (2, 2) view of a (3, 2) view
+    v.add_(tg.ones(2, 2))
+    np.testing.assert_array_equal(b.numpy(), [[0, 1, 1], [0, 1, 1]])
+
+
+def test_inplace_on_slice_view_gradient(executor):
+    # torch 2.13: b = [2, 4, 12, 8] (grad_fn CopySlices); w.grad = [40, 160, 96, 32]
+    w = tg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    b = w * 2
+    v = b[1:3]
+    v.mul_(w[:2])
+    np.testing.assert_array_equal(b.detach().numpy(), [2, 4, 12, 8])
+    assert b.grad_fn is not None and not b.is_leaf
+    (b * b).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [40, 160, 96, 32])
+
+
+def test_inplace_on_transposed_view_of_view(executor):
+    # torch 2.13: b = [[4, 6], [10, 12]]; w.grad = 3 everywhere
+    w = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    b = w * 3
+    b.t()[0].add_(1)
+    np.testing.assert_array_equal(b.detach().numpy(), [[4, 6], [10, 12]])
+    b.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.full((2, 2), 3.0))
+
+
+def test_inplace_on_view_of_leaf_under_no_grad(executor):
+    # torch 2.13: a = [1, 20, 30] and still a leaf; grad of sum(a*a) = [2, 40, 60]
+    a = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with tg.no_grad():
+        a[1:].mul_(10)
+    assert a.is_leaf
+    np.testing.assert_array_equal(a.detach().numpy(), [1, 20, 30])
+    (a * a).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [2, 40, 60])
+
+
+def test_inplace_on_view_of_leaf_with_grad_raises():
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is "
+                                           "being used in an in-place operation"):
+        a[0:1].mul_(2)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        a.fill_(0)
+
+
+def test_inplace_after_save_but_before_use(executor):
+    # the mutated value is not what the backward reads: no error (torch 2.13: [e, e^2])
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 1
+    c = b.exp()
+    b[0:1].mul_(3)
+    c.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), np.exp([1.0, 2.0]), rtol=1e-6)
+    # the mutated value is read by b*b's backward: torch's error
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 1
+    c = b * b
+    b[0:1].mul_(3)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation.*MulBackward0.*"
+                                           "is at version 1; expected version 0"):
+        c.sum().backward()
+
+
+def test_view_after_base_inplace_has_new_history(executor):
+    # torch 2.13: v = [2, 4]; x.grad = [2, 2, 0]
+    x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    v = y[:2]
+    y.mul_(2)
+    np.testing.assert_array_equal(v.detach().numpy(), [2, 4])
+    v.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2, 2, 0])
+
+
+def test_inplace_result_reads_its_own_old_value(executor):
+    # y.mul_(y) needs the pre-mutation y for the gradient: d(x^2 * 2)/dx at x=3 -> 4x = 12... with
+    # y = 2x: y.mul_(y) = 4x^2 -> 8x = 24
+    x = tg.tensor(3.0, requires_grad=True)
+    y = x * 2
+    y.mul_(y)
+    y.backward()
+    assert x.grad.item() == pytest.approx(24.0)
+
+
+def test_detach_shares_value_and_version_but_not_history():
+    # torch 2.13: d = [6, 10], d._version == 1
+    a = tg.tensor([1.0, 3.0], requires_grad=True)
+    b = a + 2
+    d = b.detach()
+    b.mul_(2)
+    assert d._version == 1
+    np.testing.assert_array_equal(d.numpy(), [6, 10])
+    d.add_(1)                        # writes through, untracked
+    np.testing.assert_array_equal(b.detach().numpy(), [7, 11])
+    assert b.grad_fn.name() == "MulBackward0"
+
+
+def test_data_changes_are_invisible_to_autograd():
+    # .data as torch: shares the value, no version bump, so autograd raises nothing
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    b = a.exp()
+    b.data.mul_(0)
+    assert b._version == 0
+    np.testing.assert_array_equal(b.detach().numpy(), [0, 0])
+    b.sum().backward()
+    # Documented difference (docs/autograd.md): saved values are immutable snapshots, so
+    # exp's backward still reads e^a; torch reads the zeroed buffer and returns [0, 0].
+    np.testing.assert_allclose(a.grad.numpy(), np.exp([1.0, 2.0]), rtol=1e-6)
+
+
+def test_inplace_on_expanded_view_raises():
+    x = tg.zeros(3)
+    e = x.expand(2, 3)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        e.add_(1)
+
+
+def test_compiled_inplace_on_view_equals_eager():
+    def step(w, x):
+        h = x * 1
+        h[:, :2].mul_(w)           # in-place on a slice view inside the step
+        loss = (h * h).sum()
+        loss.backward()
+        return loss
+
+    results = []
+    for compiled in (False, True):
+        w = tg.tensor([2.0, 3.0], requires_grad=True)
+        x = tg.tensor(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+        fn = tg.compile(step) if compiled else step
+        loss = fn(w, x)
+        results.append((loss.item(), w.grad.numpy().copy()))
+    assert results[0][0] == pytest.approx(results[1][0])
+    np.testing.assert_allclose(results[0][1], results[1][1])

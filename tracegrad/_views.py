@@ -1,0 +1,118 @@
+"""View aliasing on top of functional values (torch's views, recorded functionally).
+
+A tensor made by a view op (reshape, permute, expand, slice, detach ...)
+remembers its base (the tensor that owns the storage) and the chain of view
+ops from the base to itself, and shares the base's version counter.  Values
+are immutable arrays, so aliasing is kept by rewriting:
+
+- an in-place op on a view computes the view's new value, scatters it back
+  through the inverse of each view op into a new value of the base (recorded
+  like any op: the base's `grad_fn` becomes the scatter's, torch's
+  CopySlices), then
+- every live view of that base is regenerated from the new base value by
+  replaying its chain (so `v = b[0]; b.add_(1)` changes `v`, and `b[0] = 5`
+  changes `b`).
+
+`alias` is the identity view made by `detach()` / `.data`: it shares the value
+but never carries history.
+"""
+from __future__ import annotations
+
+import weakref
+
+from . import _ops
+from ._dispatch import EAGER
+from .tensor import Tensor
+
+ALIAS = ("alias", None)   # detach() / .data
+
+
+def replay(base: Tensor, chain: tuple) -> Tensor:
+    """The view `chain` applied to `base` (recorded like the original view ops)."""
+    out = base
+    for op, attrs in chain:
+        if op == "alias":
+            out = Tensor(out._data)
+        else:
+            out = EAGER.call(op, out, **attrs)
+    return out
+
+
+def _slice_scatter(parent: Tensor, child: Tensor, starts, stops, steps) -> Tensor:
+    placed = _ops.slice_backward(child, parent.shape, starts, stops, steps)
+    mask = _ops.slice_backward(_ops.full(child.shape, True, _bool()), parent.shape,
+                               starts, stops, steps)
+    return _ops.where(mask, placed, parent)
+
+
+def _bool():
+    from tracegrad.ir.types import bool_
+    return bool_
+
+
+def _inverse(op: str, attrs: dict, parent: Tensor, child: Tensor) -> Tensor:
+    """The new value of `parent` after its view `op(parent)` took the value `child`."""
+    if op == "alias":
+        return Tensor(child._data)   # writes through detach()/.data carry no history
+    if op == "reshape":
+        return _ops.reshape(child, parent.shape)
+    if op == "permute":
+        inverse = [0] * len(attrs["dims"])
+        for i, d in enumerate(attrs["dims"]):
+            inverse[d] = i
+        return _ops.permute(child, tuple(inverse))
+    if op == "slice":
+        return _slice_scatter(parent, child, attrs["starts"], attrs["stops"], attrs["steps"])
+    if op == "expand":
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location (an expanded view). "
+                           "Please clone() the tensor before performing the operation.")
+    raise NotImplementedError(f"in-place update of a view made by {op!r} is not supported; "
+                              "clone() the view first")
+
+
+def write_through(view: Tensor, value: Tensor) -> Tensor:
+    """The base's new value after the view `view` took `value` in place."""
+    base, chain = view._base, view._view_ops
+    parents = [base]
+    for op, attrs in chain[:-1]:
+        parents.append(replay(parents[-1], ((op, attrs),)))
+    child = value
+    for (op, attrs), parent in zip(reversed(chain), reversed(parents)):
+        child = _inverse(op, attrs, parent, child)
+    return child
+
+
+def live_views(base: Tensor) -> list[Tensor]:
+    if not base._views:
+        return []
+    alive = [t for t in (r() for r in base._views) if t is not None]
+    base._views = [weakref.ref(t) for t in alive]
+    return alive
+
+
+def refresh(base: Tensor) -> None:
+    """Regenerate every live view of `base` from its current value."""
+    for v in live_views(base):
+        new = replay(base, v._view_ops)
+        v._data = new._data
+        if any(op == "alias" for op, _ in v._view_ops):
+            continue   # detached aliases keep no history
+        v.grad_fn, v._out_index, v._requires_grad = new.grad_fn, new._out_index, new._requires_grad
+
+
+def rebase_saved_versions(root, box: list, old: int, new: int, mark: int) -> None:
+    """After an in-place op bumped `box` from `old` to `new`: the nodes that op itself
+    recorded (seq >= `mark`, reachable from `root`) read the pre-mutation value, which
+    stays valid (values are immutable), so their saved versions move to `new`.
+    torch gets the same effect by saving the original value of an in-place op's input.
+    """
+    from .autograd.graph import Node
+    stack, seen = [root], set()
+    while stack:
+        n = stack.pop()
+        if not isinstance(n, Node) or n.seq < mark or id(n) in seen:
+            continue
+        seen.add(id(n))
+        n.versions = tuple((b, new) if b is box and v == old else (b, v) for b, v in n.versions)
+        stack.extend(e[0] for e in n.edges if e is not None)
