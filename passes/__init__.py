@@ -1,7 +1,7 @@
 """tracegrad.passes: autodiff, pruning, partitioning and the pass manager.
 
 `build_backward` is the pipeline every backward program goes through:
-autodiff -> prune -> partition (-> verify).
+autodiff -> prune -> simplify -> cse -> prune -> partition (-> verify).
 """
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ from tracegrad.ir.graph import Graph, Value
 from tracegrad.ir.verifier import verify
 
 from .autodiff import Joint, autodiff
+from .cse import cse
 from .manager import PassManager
 from .partition import Partition, clone_nodes, partition
 from .prune import prune
+from .simplify import simplify
 
 
 def build_backward(fwd: Graph, wrt: list[Value], *, verify_each: bool | None = None,
@@ -23,7 +25,11 @@ def build_backward(fwd: Graph, wrt: list[Value], *, verify_each: bool | None = N
     per `wrt` value.
     """
     joint = autodiff(fwd, wrt)
-    manager = PassManager([("prune", prune)], on_pass=on_pass)
+    frozen = joint.forward   # forward values are fed from the tape: rewrite backward nodes only
+    manager = PassManager([("prune", prune),
+                           ("simplify", lambda g: simplify(g, frozen=frozen)),
+                           ("cse", lambda g: cse(g, frozen=frozen)),
+                           ("prune", prune)], on_pass=on_pass)
     if verify_each is not None:
         manager.verify_each = verify_each
     if on_pass is not None:
@@ -38,4 +44,4 @@ def build_backward(fwd: Graph, wrt: list[Value], *, verify_each: bool | None = N
 
 
 __all__ = ["Joint", "PassManager", "Partition", "autodiff", "build_backward", "clone_nodes",
-           "partition", "prune"]
+           "cse", "partition", "prune", "simplify"]
