@@ -46,14 +46,22 @@ def format_loc(loc: SourceLoc | None) -> str:
     return f"{path}:{loc.line} ({loc.func})"
 
 
-def print_graph(g: Graph) -> str:
+def value_names(g: Graph) -> dict[int, str]:
+    """The printed name (``%N``) of every value of `g`, by id: inputs first, then node outputs."""
     names: dict[int, str] = {}
+    for v in g.inputs:
+        names.setdefault(id(v), f"%{len(names)}")
+    for n in g.nodes:
+        for o in n.outputs:
+            names.setdefault(id(o), f"%{len(names)}")
+    return names
+
+
+def print_graph(g: Graph) -> str:
+    names = value_names(g)
 
     def name(v) -> str:
-        key = id(v)
-        if key not in names:
-            names[key] = f"%{len(names)}"
-        return names[key]
+        return names[id(v)]
 
     params = []
     for v in g.inputs:

@@ -28,7 +28,9 @@ half = float16
 long = int64
 int = int32  # noqa: A001
 
-from . import nn, optim  # noqa: E402
+from . import nn, optim, utils  # noqa: E402
 from .compiler import compile  # noqa: E402,A001
+from .compiler.explain import explain  # noqa: E402
+from .utils import checkpoint_name  # noqa: E402
 
 __version__ = "0.1.0"

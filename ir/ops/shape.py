@@ -1,12 +1,15 @@
-"""Shape ops (reshape, permute, expand, cat, slice) and creation ops (full, arange)."""
+"""Shape ops (reshape, permute, expand, cat, slice, split, flip, diagonal, pad ...) and creation
+ops (full, arange)."""
 from __future__ import annotations
 
 import math
+import operator
 
 from .. import types as T
 from ..errors import ShapeError
 from ..registry import CHEAP, CREATION, INTERNAL, PROMOTE, REQUIRED, VIEW, defop
-from ._common import as_shape, fmt_types, norm_dim
+from ._common import as_shape, fmt_types, norm_dim, same_as_first
+from .index import located, write_at
 
 SHAPE = VIEW | CHEAP
 
@@ -210,6 +213,438 @@ defop("slice_backward", "grad", attrs=(("shape", None), ("starts", None), ("stop
       vjp=lambda b, ct, g, out, *, shape, starts, stops, steps: [b.slice(ct, starts, stops, steps)])
 
 
+# ---- slice_scatter (setitem, constant pad) -------------------------------------------------
+def _slice_scatter_infer(types, *, starts, stops, steps):
+    x, src = types
+    want = _slice_infer([x], starts=starts, stops=stops, steps=steps)
+    if src != want:
+        raise ShapeError(f"slice_scatter: src must be {want} to fill the slice of {x}, got {src}")
+    return x
+
+
+def _slice_scatter_vjp(b, ct, x, src, out, **a):
+    return [b.slice_scatter(ct, b.full(src.shape, 0, ct.dtype), **a), b.slice(ct, **a)]
+
+
+# out = x; out[starts:stops:steps] = src, every dim at once
+defop("slice_scatter", "input, src", attrs=(("starts", None), ("stops", None), ("steps", None)),
+      infer=_slice_scatter_infer, flags=CHEAP | INTERNAL, vjp=_slice_scatter_vjp,
+      ref="torch.slice_scatter (all dims at once)",
+      kernel=lambda xp, x, src, *, starts, stops, steps: write_at(
+          xp, x, _slices(starts, stops, steps), src))
+
+
+# ---- views: narrow, split, chunk, unbind, movedim, unflatten, t ------------------------------
+def _dim_size(ops, name, x, dim):
+    """(dim made non-negative, its size); torch's error for a 0-d tensor."""
+    if not x.shape:
+        raise located(ops, ShapeError(f"{name}: expects at least a 1-dimensional tensor, got "
+                                      f"{ops.type_of(x)}"))
+    d = norm_dim(name, dim, len(x.shape))
+    return d, x.shape[d]
+
+
+def _narrow_to(ops, x, d, start, stop):
+    nd = len(x.shape)
+    starts, stops = [0] * nd, list(x.shape)
+    starts[d], stops[d] = start, stop
+    return ops.slice(x, tuple(starts), tuple(stops), (1,) * nd)
+
+
+def _pieces(ops, x, d, sizes):
+    out, start = [], 0
+    for s in sizes:
+        out.append(_narrow_to(ops, x, d, start, start + s))
+        start += s
+    return tuple(out)
+
+
+def _narrow(ops, x, dim, start, length):
+    d, n = _dim_size(ops, "narrow", x, dim)
+    start, length = operator.index(start), operator.index(length)  # 0-d int tensors too (eager)
+    if not -n <= start <= n:
+        raise located(ops, IndexError(f"narrow: start out of range (expected to be in range of "
+                                      f"[{-n}, {n}], but got {start})"))
+    start += n if start < 0 else 0
+    if length < 0 or start + length > n:
+        raise located(ops, ValueError(f"narrow: start ({start}) + length ({length}) does not fit "
+                                      f"dimension {d} of size {n} of {ops.type_of(x)}"))
+    return _narrow_to(ops, x, d, start, start + length)
+
+
+def _split(ops, x, split_size_or_sections, dim=0):
+    d, n = _dim_size(ops, "split", x, dim)
+    s = split_size_or_sections
+    if isinstance(s, int):
+        if s < 0 or (s == 0 and n):
+            raise located(ops, ValueError(f"split: split_size must be positive (0 only for a "
+                                          f"dimension of size 0), got {s} for size {n}"))
+        sizes = ([s] * (n // s) + ([n % s] if n % s else [])) if s else []
+        sizes = sizes or [0]
+    else:
+        sizes = list(as_shape("split", s))
+        if sum(sizes) != n or any(v < 0 for v in sizes):
+            raise located(ops, ShapeError(
+                f"split: split_sizes must sum exactly to {n} (the size of dimension {d} of "
+                f"{ops.type_of(x)}), got split_sizes={sizes}"))
+    return _pieces(ops, x, d, sizes)
+
+
+def _chunk(ops, x, chunks, dim=0):
+    if chunks <= 0:
+        raise located(ops, ValueError(f"chunk: expects `chunks` to be greater than 0, got: "
+                                      f"{chunks}"))
+    d, n = _dim_size(ops, "chunk", x, dim)
+    if n == 0:
+        return _pieces(ops, x, d, [0] * chunks)   # torch: `chunks` empty pieces
+    return _split(ops, x, -(-n // chunks), d)
+
+
+def _unbind(ops, x, dim=0):
+    d, n = _dim_size(ops, "unbind", x, dim)
+    rest = tuple(x.shape[:d]) + tuple(x.shape[d + 1:])
+    return tuple(ops.reshape(_narrow_to(ops, x, d, i, i + 1), rest) for i in range(n))
+
+
+def _movedim(ops, x, source, destination):
+    nd = len(x.shape)
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise located(ops, ValueError(f"movedim: source {list(src)} and destination {list(dst)} "
+                                      "must name the same number of dims"))
+    src = tuple(norm_dim("movedim", d, nd) for d in src)
+    dst = tuple(norm_dim("movedim", d, nd) for d in dst)
+    for what, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise located(ops, ValueError(f"movedim: repeated dim in `{what}` ({list(dims)})"))
+    order = [None] * nd
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(nd) if i not in src)
+    return ops.permute(x, tuple(next(rest) if o is None else o for o in order))
+
+
+def _unflatten(ops, x, dim, sizes):
+    d, n = _dim_size(ops, "unflatten", x, dim)
+    sizes = as_shape("unflatten", sizes)
+    if not sizes:
+        raise located(ops, ValueError("unflatten: sizes must be non-empty"))
+    known = math.prod(s for s in sizes if s != -1)
+    if sizes.count(-1) == 1 and known and n % known == 0:
+        sizes = tuple(n // known if s == -1 else s for s in sizes)
+    if math.prod(sizes) != n or any(s < 0 for s in sizes):
+        raise located(ops, ShapeError(f"unflatten: sizes {list(sizes)} don't multiply up to the "
+                                      f"size of dim {d} ({n}) of {ops.type_of(x)}"))
+    return ops.reshape(x, tuple(x.shape[:d]) + sizes + tuple(x.shape[d + 1:]))
+
+
+def _t(ops, x):
+    nd = len(x.shape)
+    if nd > 2:
+        raise located(ops, ShapeError(f"t: expects a tensor with <= 2 dimensions, but self is "
+                                      f"{nd}D ({ops.type_of(x)})"))
+    return ops.permute(x, (1, 0) if nd == 2 else tuple(range(nd)))   # 0-d/1-d: a view of x
+
+
+defop("narrow", "input", attrs=(("dim", REQUIRED), ("start", REQUIRED), ("length", REQUIRED)),
+      decomp=_narrow, ref="torch.narrow")
+defop("split", "tensor", attrs=(("split_size_or_sections", REQUIRED), ("dim", 0)),
+      decomp=_split, ref="torch.split")
+defop("chunk", "input", attrs=(("chunks", REQUIRED), ("dim", 0)), decomp=_chunk,
+      ref="torch.chunk")
+defop("unbind", "input", attrs=(("dim", 0),), decomp=_unbind, ref="torch.unbind")
+defop("movedim", "input", attrs=(("source", REQUIRED), ("destination", REQUIRED)),
+      decomp=_movedim, ref="torch.movedim")
+defop("unflatten", "input", attrs=(("dim", REQUIRED), ("sizes", REQUIRED)), decomp=_unflatten,
+      ref="torch.unflatten")
+defop("t", "input", decomp=_t, ref="torch.t")
+
+
+# ---- stack ---------------------------------------------------------------------------------
+def _stack(ops, *tensors, dim=0):
+    if not tensors:
+        raise located(ops, ValueError("stack: expects a non-empty list of tensors"))
+    for i, t in enumerate(tensors):
+        if not ops.is_operand(t):
+            raise located(ops, TypeError(f"stack(): expected a list of tensors, got "
+                                         f"{type(t).__name__} at entry {i}"))
+        if tuple(t.shape) != tuple(tensors[0].shape):
+            raise located(ops, ShapeError(
+                f"stack: expects each tensor to be equal size, but got "
+                f"{ops.type_of(tensors[0])} at entry 0 and {ops.type_of(t)} at entry {i}"))
+    d = norm_dim("stack", dim, len(tensors[0].shape) + 1)
+    return ops.cat([ops.unsqueeze(t, d) for t in tensors], d)
+
+
+defop("stack", "*tensors", attrs=(("dim", 0),), decomp=_stack, ref="torch.stack")
+
+
+# ---- flip / roll / repeat / tile -------------------------------------------------------------
+def _canon_flip(types, *, dims):
+    nd = types[0].ndim
+    given = (dims,) if isinstance(dims, int) else tuple(dims)
+    out = tuple(norm_dim("flip", d, nd) for d in given)
+    if len(set(out)) != len(out):
+        raise ValueError(f"flip: a dim appears multiple times in the list of dims {list(given)}")
+    return {"dims": tuple(sorted(out)) if nd else ()}
+
+
+defop("flip", "input", attrs=(("dims", REQUIRED),), canon=_canon_flip, infer=same_as_first,
+      flags=CHEAP, ref="torch.flip",
+      kernel=lambda xp, x, *, dims: x[tuple(slice(None, None, -1) if d in dims else slice(None)
+                                            for d in range(x.ndim))],
+      vjp=lambda b, ct, x, out, *, dims: [b.flip(ct, dims)])
+
+
+def _canon_roll(types, *, shifts, dims):
+    nd = types[0].ndim
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    if not shifts:
+        raise ValueError("roll: `shifts` required")
+    if dims is not None:
+        dims = (dims,) if isinstance(dims, int) else tuple(dims)
+        if nd == 0:
+            raise IndexError("roll: dimension specified as 0 but tensor has no dimensions")
+    if len(shifts) != (1 if dims is None else len(dims)):
+        raise ValueError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, "
+                         f"dims: {0 if dims is None else len(dims)}")
+    return {"shifts": tuple(int(s) for s in shifts),
+            "dims": None if dims is None else tuple(norm_dim("roll", d, nd) for d in dims)}
+
+
+# dims=None rolls the flattened tensor, as torch
+defop("roll", "input", attrs=(("shifts", REQUIRED), ("dims", None)), canon=_canon_roll,
+      infer=same_as_first, flags=CHEAP, ref="torch.roll",
+      kernel=lambda xp, x, *, shifts, dims: xp.roll(x, shifts[0] if dims is None else shifts,
+                                                    axis=dims),
+      vjp=lambda b, ct, x, out, *, shifts, dims: [b.roll(ct, tuple(-s for s in shifts), dims)])
+
+
+def _canon_repeat(types, *, repeats):
+    repeats, t = as_shape("repeat", repeats), types[0]
+    if len(repeats) < t.ndim:
+        raise ShapeError(f"repeat: number of repeat dims ({len(repeats)}) can not be smaller "
+                         f"than the number of dimensions of the tensor {t}")
+    if any(r < 0 for r in repeats):
+        raise ValueError(f"repeat: repeats must be non-negative, got {list(repeats)}")
+    return {"repeats": repeats}
+
+
+def _repeat_infer(types, *, repeats):
+    t = types[0]
+    shape = (1,) * (len(repeats) - t.ndim) + t.shape
+    return T.TensorType(tuple(r * s for r, s in zip(repeats, shape)), t.dtype)
+
+
+def _repeat_vjp(b, ct, x, out, *, repeats):
+    # the output seen as (r0, s0, r1, s1, ...): x's cotangent sums over every r_i
+    shape = (1,) * (len(repeats) - len(x.shape)) + tuple(x.shape)
+    split = tuple(v for r, s in zip(repeats, shape) for v in (r, s))
+    summed = b.sum(b.reshape(ct, split), tuple(range(0, len(split), 2)))
+    return [b.reshape(summed, x.shape)]
+
+
+# torch.Tensor.repeat (a copy; tracegrad also exports it as tg.repeat)
+defop("repeat", "input", attrs=(("repeats", REQUIRED),), canon=_canon_repeat,
+      infer=_repeat_infer, flags=CHEAP, ref="torch.Tensor.repeat (numpy.tile)",
+      kernel=lambda xp, x, *, repeats: xp.tile(x, repeats), vjp=_repeat_vjp)
+
+
+def _tile(ops, x, dims):
+    dims = as_shape("tile", dims)
+    return ops.repeat(x, (1,) * (len(x.shape) - len(dims)) + dims)
+
+
+defop("tile", "input", attrs=(("dims", REQUIRED),), decomp=_tile, ref="torch.tile")
+
+
+# ---- triangles and diagonals -----------------------------------------------------------------
+def _tri(name):
+    def infer(types, *, diagonal):
+        if types[0].ndim < 2:
+            raise ShapeError(f"{name}: input tensor must have at least 2 dimensions, got "
+                             f"{types[0]}")
+        return types[0]
+    defop(name, "input", attrs=(("diagonal", 0),), infer=infer, flags=CHEAP, ref=f"torch.{name}",
+          canon=lambda types, *, diagonal: {"diagonal": operator.index(diagonal)},
+          kernel=lambda xp, x, *, diagonal: getattr(xp, name)(x, diagonal),
+          vjp=lambda b, ct, x, out, *, diagonal: [b.call(name, ct, diagonal)])
+
+
+_tri("tril")
+_tri("triu")
+
+
+def _canon_diagonal(name):
+    def canon(types, *, offset, dim1, dim2):
+        nd = types[0].ndim
+        d1, d2 = norm_dim(name, dim1, nd), norm_dim(name, dim2, nd)
+        if d1 == d2:
+            raise ShapeError(f"{name}: diagonal dimensions cannot be identical {dim1}, {dim2}")
+        return {"offset": operator.index(offset), "dim1": d1, "dim2": d2}
+    return canon
+
+
+def _diagonal_type(t, offset, dim1, dim2):
+    n1, n2 = t.shape[dim1], t.shape[dim2]
+    k = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
+    rest = tuple(s for i, s in enumerate(t.shape) if i not in (dim1, dim2))
+    return T.TensorType(rest + (k,), t.dtype)
+
+
+def _diagonal_scatter_infer(types, *, offset, dim1, dim2):
+    x, src = types
+    want = _diagonal_type(x, offset, dim1, dim2)
+    if src != want:
+        raise ShapeError(f"diagonal_scatter: src must be {want} to fill diagonal {offset} of "
+                         f"{x} over dims ({dim1}, {dim2}), got {src}")
+    return x
+
+
+def _diagonal_scatter_kernel(xp, x, src, *, offset, dim1, dim2):
+    k = src.shape[-1]
+    key = [slice(None)] * x.ndim
+    key[dim1], key[dim2] = xp.arange(k) + max(-offset, 0), xp.arange(k) + max(offset, 0)
+    # NumPy puts the diagonal axis of x[key] at the first of two adjacent dims, else first
+    lo, hi = sorted((dim1, dim2))
+    return write_at(xp, x, tuple(key), xp.moveaxis(src, -1, lo if hi - lo == 1 else 0))
+
+
+DIAG_ATTRS = (("offset", 0), ("dim1", 0), ("dim2", 1))
+
+defop("diagonal", "input", attrs=DIAG_ATTRS, canon=_canon_diagonal("diagonal"), flags=SHAPE,
+      infer=lambda types, **a: _diagonal_type(types[0], a["offset"], a["dim1"], a["dim2"]),
+      kernel=lambda xp, x, *, offset, dim1, dim2: xp.diagonal(x, offset, dim1, dim2),
+      vjp=lambda b, ct, x, out, **a: [b.diagonal_scatter(b.full(x.shape, 0, ct.dtype), ct, **a)],
+      ref="torch.diagonal")
+
+# out = x with diagonal(out, offset, dim1, dim2) = src
+defop("diagonal_scatter", "input, src", attrs=DIAG_ATTRS, canon=_canon_diagonal("diagonal_scatter"),
+      infer=_diagonal_scatter_infer, kernel=_diagonal_scatter_kernel, flags=CHEAP | INTERNAL,
+      ref="torch.diagonal_scatter",
+      vjp=lambda b, ct, x, src, out, **a: [
+          b.diagonal_scatter(ct, b.full(src.shape, 0, ct.dtype), **a), b.diagonal(ct, **a)])
+
+
+def _diag_embed(ops, x, offset=0, dim1=-2, dim2=-1):
+    nd = len(x.shape) + 1
+    d1, d2 = norm_dim("diag_embed", dim1, nd), norm_dim("diag_embed", dim2, nd)
+    if d1 == d2:
+        raise located(ops, ShapeError(f"diag_embed: diagonal dimensions cannot be identical "
+                                      f"{dim1}, {dim2}"))
+    n = x.shape[-1] + abs(offset)
+    shape = list(x.shape[:-1])
+    for d in sorted((d1, d2)):
+        shape.insert(d, n)
+    return ops.diagonal_scatter(ops.full(tuple(shape), 0, x.dtype), x, offset, d1, d2)
+
+
+def _diag(ops, x, diagonal=0):
+    if len(x.shape) == 1:
+        return _diag_embed(ops, x, diagonal, 0, 1)
+    if len(x.shape) != 2:
+        raise located(ops, ShapeError(f"diag: supports 1-D or 2-D tensors, got {ops.type_of(x)}"))
+    m, n = x.shape
+    k = _diagonal_type(ops.type_of(x), diagonal, 0, 1).shape[-1]
+    start = diagonal if diagonal >= 0 else -diagonal * n
+    # a copy, as torch.diag (not a view): every (n+1)-th element of the flattened matrix
+    idx = ops.arange(start, start + k * (n + 1), n + 1, T.int64)
+    return ops.index_take(ops.reshape(x, (m * n,)), idx, 0)
+
+
+defop("diag_embed", "input", attrs=(("offset", 0), ("dim1", -2), ("dim2", -1)),
+      decomp=_diag_embed, ref="torch.diag_embed")
+defop("diag", "input", attrs=(("diagonal", 0),), decomp=_diag, ref="torch.diag")
+
+
+# ---- pad -----------------------------------------------------------------------------------
+def _pad_pairs(ops, x, pad, mode):
+    """[(dim, before, after)], last dim first as torch's pad tuple; checks torch's limits."""
+    if not all(isinstance(p, int) for p in pad):
+        raise located(ops, TypeError(f"pad(): pad must be a tuple of ints, got {pad!r}"))
+    nd = len(x.shape)
+    if len(pad) % 2:
+        raise located(ops, ValueError(f"pad: padding length must be divisible by 2, got {pad}"))
+    n = len(pad) // 2
+    if n > nd:
+        raise located(ops, ValueError(f"pad: padding length ({len(pad)}) should be at most two "
+                                      f"times the number of dimensions of {ops.type_of(x)}"))
+    if mode != "constant" and nd not in (n + 1, n + 2):
+        raise located(ops, NotImplementedError(
+            f"pad: mode={mode!r} with padding length {len(pad)} is not supported for a "
+            f"{nd}-D input {ops.type_of(x)} (pads the last {n} dims of a {n + 1}-D or "
+            f"{n + 2}-D input, as torch)"))
+    pairs = [(nd - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(n)]
+    for d, lo, hi in pairs:
+        if x.shape[d] + lo + hi < 0:
+            raise located(ops, ShapeError(f"pad: padding ({lo}, {hi}) leaves dimension {d} of "
+                                          f"{ops.type_of(x)} with a negative size"))
+    return pairs
+
+
+def _pad_constant(ops, x, pairs, value):
+    shape, starts, stops = list(x.shape), [0] * len(x.shape), list(x.shape)
+    place = [0] * len(x.shape)
+    for d, lo, hi in pairs:   # negative padding crops
+        starts[d], stops[d] = max(-lo, 0), x.shape[d] - max(-hi, 0)
+        shape[d], place[d] = x.shape[d] + lo + hi, max(lo, 0)
+    ones = (1,) * len(shape)
+    if (tuple(starts), tuple(stops)) != ((0,) * len(shape), tuple(x.shape)):
+        x = ops.slice(x, tuple(starts), tuple(stops), ones)
+    out = ops.full(tuple(shape), value, x.dtype)
+    end = tuple(p + s for p, s in zip(place, x.shape))
+    return ops.slice_scatter(out, x, tuple(place), end, ones)
+
+
+def _pad_edges(ops, x, pairs, mode):
+    """reflect / replicate: pieces of x (flipped or expanded) on each side, then crop."""
+    for d, lo, hi in pairs:
+        n = x.shape[d]
+        if mode == "reflect" and (lo >= n or hi >= n):
+            raise located(ops, ValueError(
+                f"pad: padding size should be less than the corresponding input dimension, "
+                f"but got padding ({lo}, {hi}) at dimension {d} of {ops.type_of(x)}"))
+        if mode == "replicate" and n == 0:
+            raise located(ops, ValueError(f"pad: mode='replicate' needs a non-empty dimension "
+                                          f"{d}, got {ops.type_of(x)}"))
+        parts = [x]
+        if lo > 0:
+            parts.insert(0, _pad_piece(ops, x, d, 1, lo + 1, 0, lo, mode))
+        if hi > 0:
+            parts.append(_pad_piece(ops, x, d, n - 1 - hi, n - 1, n - 1, hi, mode))
+        if len(parts) > 1:
+            x = ops.cat(parts, d)
+        if lo < 0 or hi < 0:
+            x = _narrow_to(ops, x, d, max(-lo, 0), x.shape[d] - max(-hi, 0))
+    return x
+
+
+def _pad_piece(ops, x, d, start, stop, edge, size, mode):
+    if mode == "reflect":
+        return ops.flip(_narrow_to(ops, x, d, start, stop), (d,))
+    shape = list(x.shape)
+    shape[d] = size
+    return ops.expand(_narrow_to(ops, x, d, edge, edge + 1), tuple(shape))
+
+
+def _pad(ops, x, pad, mode="constant", value=None):
+    if mode not in ("constant", "reflect", "replicate"):
+        raise located(ops, NotImplementedError(
+            f"pad: mode={mode!r} is not supported (constant, reflect and replicate are)"))
+    if mode != "constant" and value is not None:
+        raise located(ops, ValueError(f"pad: mode={mode!r} doesn't take a value argument"))
+    pairs = _pad_pairs(ops, x, tuple(pad), mode)
+    if mode == "constant":
+        return _pad_constant(ops, x, pairs, 0 if value is None else value)
+    out = _pad_edges(ops, x, pairs, mode)
+    return out if out is not x else ops.cat([x], 0)   # a copy, as torch
+
+
+defop("pad", "input", attrs=(("pad", REQUIRED), ("mode", "constant"), ("value", None)),
+      decomp=_pad, ref="torch.nn.functional.pad (constant, reflect, replicate)")
+
+
 # ---- creation --------------------------------------------------------------
 defop("full", (), attrs=(("size", ()), ("fill_value", 0.0), ("dtype", T.float32)),
       canon=lambda types, *, size, fill_value, dtype: {
@@ -230,3 +665,10 @@ defop("arange", (), attrs=(("start", 0), ("end", REQUIRED), ("step", 1),
       infer=_arange_infer, flags=CREATION | CHEAP | INTERNAL, ref="torch.arange",
       kernel=lambda xp, *, start, end, step, dtype: xp.arange(start, end, step, dtype=dtype.numpy),
       vjp=lambda b, ct, out, **_: [])
+
+
+# ---- naming for rematerialization policies ----------------------------------------
+defop("checkpoint_name", "input", attrs=(("name", ""),), flags=CHEAP | INTERNAL,
+      infer=lambda types, *, name: types[0], ref="jax.ad_checkpoint.checkpoint_name",
+      kernel=lambda xp, x, *, name: x,
+      vjp=lambda b, ct, x, out, *, name: [ct])

@@ -1,0 +1,121 @@
+"""`tg.explain(fn, *args)`: what the compiler saves for backward, and why.
+
+Traces `fn` (which returns a scalar loss) with abstract tensors, builds the
+joint forward+backward graph, runs the pass pipeline, and partitions it with
+the chosen policy; reports the saved values next to the `save_all` baseline.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tracegrad.ir.errors import TraceError
+from tracegrad.ir.graph import Graph, SourceLoc
+from tracegrad.ir.printer import format_loc, print_graph, value_names
+from tracegrad.passes import Joint, autodiff, cse, prune, simplify
+from tracegrad.passes.partition import partition
+
+from .. import _state
+from ..tensor import Tensor
+from .trace import Tracer
+
+
+@dataclass(frozen=True)
+class SavedTensor:
+    """One value the backward program reads from the forward."""
+
+    name: str            # its name in the forward program's text
+    shape: tuple
+    dtype: str
+    nbytes: int
+    loc: SourceLoc | None
+    reason: str
+    is_input: bool
+
+
+@dataclass(frozen=True)
+class ExplainReport:
+    """Attributes: forward, backward (Graphs), saved_tensors, saved_bytes, save_all_bytes, policy."""
+
+    forward: Graph
+    backward: Graph
+    saved_tensors: tuple
+    saved_bytes: int
+    save_all_bytes: int
+    policy: str
+    recomputed: int
+
+    def __str__(self) -> str:
+        rows = [f"policy {self.policy}: {self.saved_bytes:,} bytes saved for backward "
+                f"(save_all would save {self.save_all_bytes:,}); "
+                f"{self.recomputed} forward ops recomputed in backward", "",
+                f"{'value':>7}  {'type':<16} {'bytes':>12}  source / why"]
+        for s in sorted(self.saved_tensors, key=lambda s: -s.nbytes):
+            t = f"{s.dtype}[{','.join(map(str, s.shape))}]"
+            where = format_loc(s.loc) or "-"
+            rows.append(f"{s.name:>7}  {t:<16} {s.nbytes:>12,}  {where}: {s.reason}")
+        return "\n".join(rows + ["", "forward:", print_graph(self.forward), "",
+                                 "backward:", print_graph(self.backward)])
+
+
+def trace_loss(fn, args) -> tuple[Graph, list]:
+    """Trace `fn(*args)` to a forward graph with one output; returns (graph, wrt values)."""
+    if _state.local.tracer is not None:
+        raise TraceError("tg.explain cannot run inside a traced function")
+    tracer = Tracer(getattr(fn, "__name__", "fn"))
+    _state.local.tracer = tracer
+    try:
+        for a in args:
+            if isinstance(a, Tensor):
+                tracer.value_of(a)
+        out = fn(*args)
+        if not isinstance(out, Tensor) or out.numel() != 1:
+            raise TypeError("tg.explain: fn must return a one-element tensor (a loss), got "
+                            f"{type(out).__name__}")
+        g = tracer.graph
+        lifted = list(tracer.lifted.values())
+        g.inputs = [lf.value for lf in lifted] + [v for _, v in tracer.constants.values()]
+        g.outputs = [tracer.value_of(out)]
+        wrt = [lf.value for lf in lifted if lf.requires_grad]
+    finally:
+        _state.local.tracer = None
+        tracer.restore()
+    if not wrt:
+        raise ValueError("tg.explain: no tensor reached by fn requires grad")
+    g, _ = prune(g)
+    return g, wrt
+
+
+def backward_joint(fwd: Graph, wrt: list) -> Joint:
+    """autodiff + the simplification passes, on the whole joint graph."""
+    joint = autodiff(fwd, wrt)
+    g = joint.graph
+    for step in (prune, simplify, cse, prune):
+        g, _ = step(g)
+    forward = frozenset(id(n) for n in g.nodes if id(n) in joint.forward)
+    return Joint(g, forward, joint.cotangents)
+
+
+def explain(fn, *args, policy: str = "min_bytes") -> ExplainReport:
+    """Report the forward and backward programs of ``fn(*args).backward()`` and the saved values.
+
+    Args:
+        fn: returns a one-element loss tensor; tensors it reaches that require
+            grad (arguments, module parameters) are differentiated.
+        policy: "min_bytes" (default), "save_all" or "save_names" (see passes/partition.py).
+    Returns:
+        ExplainReport; ``print(report)`` shows the table and both programs.
+    """
+    fwd, wrt = trace_loss(fn, args)
+    joint = backward_joint(fwd, wrt)
+    part = partition(joint, policy=policy)
+    baseline = part if policy == "save_all" else partition(joint, policy="save_all")
+    forward = Graph(f"{fwd.name}_forward", list(fwd.inputs), [n for n in joint.graph.nodes
+                                                              if id(n) in joint.forward])
+    inputs = {id(v) for v in fwd.inputs}
+    forward.outputs = list(fwd.outputs) + [v for v in part.saved if id(v) not in inputs]
+    names = value_names(forward)
+    saved = tuple(SavedTensor(names.get(id(v), "%?"), v.shape, v.dtype.short, v.type.nbytes,
+                              v.node.loc if v.node is not None else None,
+                              part.reasons[id(v)], id(v) in inputs) for v in part.saved)
+    return ExplainReport(forward, part.backward, saved, part.saved_bytes, baseline.saved_bytes,
+                         policy, len(part.recomputed))
