@@ -86,13 +86,14 @@ def trace_loss(fn, args) -> tuple[Graph, list]:
 
 
 def backward_joint(fwd: Graph, wrt: list) -> Joint:
-    """autodiff + the simplification passes, on the whole joint graph."""
+    """autodiff + the simplification passes on the backward nodes of the joint graph."""
     joint = autodiff(fwd, wrt)
+    frozen = joint.forward   # forward nodes keep their identity: the partition needs it
     g = joint.graph
-    for step in (prune, simplify, cse, prune):
+    for step in (prune, lambda g: simplify(g, frozen=frozen), lambda g: cse(g, frozen=frozen),
+                 prune):
         g, _ = step(g)
-    forward = frozenset(id(n) for n in g.nodes if id(n) in joint.forward)
-    return Joint(g, forward, joint.cotangents)
+    return Joint(g, frozenset(id(n) for n in g.nodes if id(n) in frozen), joint.cotangents)
 
 
 def explain(fn, *args, policy: str = "min_bytes") -> ExplainReport:

@@ -1,0 +1,91 @@
+"""The benchmark models, in tracegrad (the same architectures are built in jax/torch by the runner).
+
+- MLP 784-1024-1024-10, ReLU, softmax cross-entropy, batch 256.
+- Transformer: 2 pre-LN blocks, d_model 256, 4 heads, MLP 1024, GELU (tanh),
+  causal attention, seq 128, batch 8, vocab 1000, learned positions,
+  next-token cross-entropy.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import tracegrad as tg
+import tracegrad.nn as nn
+import tracegrad.nn.functional as F
+
+
+def mlp() -> nn.Module:
+    return nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
+                         nn.Linear(1024, 10))
+
+
+def mlp_batch(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return (tg.tensor(rng.standard_normal((256, 784)).astype(np.float32)),
+            tg.tensor(rng.integers(0, 10, 256)))
+
+
+class LayerNorm(nn.Module):
+    """Layer norm over the last dim, written with core ops (biased variance, eps 1e-5)."""
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.weight = nn.Parameter(tg.ones(d))
+        self.bias = nn.Parameter(tg.zeros(d))
+
+    def forward(self, x):
+        mu = x.mean(-1, keepdim=True)
+        xc = x - mu
+        var = (xc * xc).mean(-1, keepdim=True)
+        return xc / (var + 1e-5).sqrt() * self.weight + self.bias
+
+
+class Block(nn.Module):
+    def __init__(self, d: int, heads: int, hidden: int, seq: int):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = LayerNorm(d), LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.fc1, self.fc2 = nn.Linear(d, hidden), nn.Linear(hidden, d)
+        self._mask = np.triu(np.ones((seq, seq), dtype=bool), 1)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        h, hd = self.heads, d // self.heads
+        qkv = self.qkv(self.ln1(x)).reshape(b, t, 3, h, hd).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
+        att = tg.where(tg.tensor(self._mask[:t, :t]), -1e9, att)
+        y = att.softmax(-1) @ v
+        x = x + self.proj(y.permute(0, 2, 1, 3).reshape(b, t, d))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+
+
+class Transformer(nn.Module):
+    def __init__(self, vocab=1000, d=256, heads=4, hidden=1024, seq=128, layers=2):
+        super().__init__()
+        self.tok = nn.Parameter(tg.randn(vocab, d) * 0.02)
+        self.pos = nn.Parameter(tg.randn(seq, d) * 0.02)
+        self.blocks = nn.Sequential(*[Block(d, heads, hidden, seq) for _ in range(layers)])
+        self.ln = LayerNorm(d)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, idx):
+        b, t = idx.shape
+        x = self.tok[idx] + self.pos[:t]
+        return self.head(self.ln(self.blocks(x)))
+
+
+def transformer_batch(seed: int = 0, batch=8, seq=128, vocab=1000):
+    rng = np.random.default_rng(seed)
+    tokens = rng.integers(0, vocab, (batch, seq + 1))
+    return tg.tensor(tokens[:, :-1]), tg.tensor(tokens[:, 1:])
+
+
+def transformer_loss(model, idx, targets):
+    logits = model(idx)
+    b, t, v = logits.shape
+    return F.cross_entropy(logits.reshape(b * t, v), targets.reshape(b * t))
