@@ -1,15 +1,18 @@
 """tracegrad.passes: autodiff, pruning, partitioning and the pass manager.
 
 `build_backward` is the pipeline every backward program goes through:
-autodiff -> prune -> simplify -> cse -> prune -> partition (-> verify).
+autodiff -> prune -> simplify -> cse -> prune -> partition -> fuse (-> verify).
 """
 from __future__ import annotations
 
 from tracegrad.ir.graph import Graph, Value
 from tracegrad.ir.verifier import verify
 
+import dataclasses
+
 from .autodiff import Joint, autodiff
 from .cse import cse
+from .fuse import fuse
 from .manager import PassManager
 from .partition import Partition, clone_nodes, partition
 from .prune import prune
@@ -36,6 +39,8 @@ def build_backward(fwd: Graph, wrt: list[Value], *, verify_each: bool | None = N
         on_pass("autodiff", joint.graph)
     pruned, _ = manager.run(joint.graph)
     result = partition(Joint(pruned, joint.forward, joint.cotangents))
+    fused, _ = fuse(result.backward)
+    result = dataclasses.replace(result, backward=fused)
     if manager.verify_each:
         verify(result.backward)
     if on_pass is not None:
@@ -44,4 +49,4 @@ def build_backward(fwd: Graph, wrt: list[Value], *, verify_each: bool | None = N
 
 
 __all__ = ["Joint", "PassManager", "Partition", "autodiff", "build_backward", "clone_nodes",
-           "cse", "partition", "prune", "simplify"]
+           "cse", "fuse", "partition", "prune", "simplify"]

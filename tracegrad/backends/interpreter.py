@@ -1,33 +1,153 @@
 """The reference executor: runs an IR graph node by node on NumPy.
 
-Slow, simple, transparent. With ``check_nan`` it stops at the first node
-whose output holds NaN/Inf and names it with its source line.
+Slow, simple, transparent.  Two memory rules keep its peak low: a value is
+dropped right after its last use, and a fusion region (passes/fuse.py) is
+evaluated in row blocks, so values interior to the region only ever exist
+one block at a time.  With ``check_nan`` it stops at the first node whose
+output holds NaN/Inf and names it with its source line.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from tracegrad.ir.graph import Graph
+from tracegrad.ir.graph import Graph, Node
 from tracegrad.ir.printer import format_loc
-from tracegrad.ir.registry import get
+from tracegrad.ir.registry import ELEMENTWISE, get
+
+BLOCK_ELEMENTS = 1 << 18   # elements per row block of a fusion region (1 MiB of f32)
 
 
-def run(g: Graph, inputs: list, *, check_nan: bool = False) -> list[np.ndarray]:
-    """Execute `g` on NumPy arrays; returns one array per graph output."""
+def run(g: Graph, inputs: list, *, check_nan: bool = False, blocked: bool = True) -> list:
+    """Execute `g` on NumPy arrays; returns one array per graph output.
+
+    Args:
+        blocked: evaluate fusion regions in row blocks (False: node by node).
+    Raises:
+        FloatingPointError: with ``check_nan``, at the first node producing NaN/Inf.
+    """
     if len(inputs) != len(g.inputs):
         raise ValueError(f"@{g.name} takes {len(g.inputs)} inputs, got {len(inputs)}")
     env = {id(v): np.asarray(a) for v, a in zip(g.inputs, inputs)}
+    last_use = _last_uses(g)
+    nodes = g.nodes
+    i = 0
     with np.errstate(all="ignore"):
-        for i, n in enumerate(g.nodes):
-            op = get(n.op)
-            out = op.kernel_for("numpy")(np, *[env[id(v)] for v in n.inputs], **n.attrs)
-            outs = out if isinstance(out, tuple) else (out,)
-            for o, a in zip(n.outputs, outs):
-                a = np.asarray(a)
-                if check_nan and a.dtype.kind == "f" and not np.isfinite(a).all():
-                    where = format_loc(n.loc) or "unknown source"
-                    raise FloatingPointError(
-                        f"node {i} ({n.op} -> {o.type}) of @{g.name} produced NaN/Inf; "
-                        f"recorded at {where}")
-                env[id(o)] = a
+        while i < len(nodes):
+            n = nodes[i]
+            j = i + 1
+            if blocked and n.region is not None:
+                while j < len(nodes) and nodes[j].region == n.region:
+                    j += 1
+            run_ = nodes[i:j]
+            if len(run_) > 1 and not check_nan and _blockable(run_, last_use, j):
+                _run_blocked(run_, env, last_use, j)
+                _drop_dead(run_, env, last_use, j)
+            else:
+                for k, m in enumerate(run_):
+                    _run_node(g, i + k, m, env, check_nan)
+                    _drop_dead((m,), env, last_use, i + k + 1)
+            i = j
     return [env[id(v)] for v in g.outputs]
+
+
+def _drop_dead(ran, env: dict, last_use: dict, next_index: int) -> None:
+    """Forget the inputs of `ran` that no node from `next_index` on reads."""
+    for m in ran:
+        for v in m.inputs:
+            if last_use.get(id(v), -1) < next_index:
+                env.pop(id(v), None)
+
+
+def _last_uses(g: Graph) -> dict[int, int]:
+    """id(value) -> index of the last node reading it (graph outputs: never dropped)."""
+    last = {}
+    for i, n in enumerate(g.nodes):
+        for v in n.inputs:
+            last[id(v)] = i
+    for v in g.outputs:
+        last[id(v)] = len(g.nodes)
+    return last
+
+
+def _run_node(g: Graph, i: int, n: Node, env: dict, check_nan: bool) -> None:
+    out = get(n.op).kernel_for("numpy")(np, *[env[id(v)] for v in n.inputs], **n.attrs)
+    outs = out if isinstance(out, tuple) else (out,)
+    for o, a in zip(n.outputs, outs):
+        a = np.asarray(a)
+        if check_nan and a.dtype.kind == "f" and not np.isfinite(a).all():
+            where = format_loc(n.loc) or "unknown source"
+            raise FloatingPointError(f"node {i} ({n.op} -> {o.type}) of @{g.name} produced "
+                                     f"NaN/Inf; recorded at {where}")
+        env[id(o)] = a
+
+
+def _blockable(run_: list[Node], last_use: dict, end: int) -> bool:
+    """Every node works row-wise over one leading dim, and exported values keep that dim."""
+    shape = max((o.shape for n in run_ for o in n.outputs), key=len)
+    if not shape or shape[0] < 2:
+        return False
+    rows = shape[0]
+    read_inside = {id(v) for n in run_ for v in n.inputs}
+    for n in run_:
+        flags = get(n.op).flags
+        out = n.outputs[0]
+        if n.op in ("sum", "amax"):
+            if len(n.inputs[0].shape) != len(shape):
+                return False
+            if 0 in n.attrs["dim"]:     # accumulated across blocks: must end the run
+                if id(out) in read_inside:
+                    return False
+                continue
+        elif not (flags & ELEMENTWISE or n.op == "expand"):
+            return False
+        if len(out.shape) != len(shape) and not (n.op in ("sum", "amax")
+                                                 and not n.attrs["keepdim"]):
+            return False
+        if out.shape[0] != rows:
+            return False
+    return True
+
+
+def _rows_of(v, rows: int, ndim: int) -> bool:
+    """Does value `v` carry the block dim (dim 0 of the region's shape)?"""
+    return len(v.shape) == ndim and v.shape and v.shape[0] == rows
+
+
+def _run_blocked(run_: list[Node], env: dict, last_use: dict, end: int) -> None:
+    shape = max((o.shape for n in run_ for o in n.outputs), key=len)
+    rows, ndim = shape[0], len(shape)
+    inside = {id(o) for n in run_ for o in n.outputs}
+    exports = [o for n in run_ for o in n.outputs if last_use.get(id(o), -1) >= end]
+    results = {id(o): np.empty(o.shape, o.dtype.numpy) for o in exports}
+    step = max(1, BLOCK_ELEMENTS // max(1, math.prod(shape[1:])))
+    across = {id(n.outputs[0]): n.op for n in run_       # reductions over the block dim
+              if n.op in ("sum", "amax") and 0 in n.attrs["dim"]}
+    for start in range(0, rows, step):
+        stop = min(rows, start + step)
+        local: dict[int, np.ndarray] = {}
+        for n in run_:
+            args = []
+            for v in n.inputs:
+                if id(v) in inside:
+                    args.append(local[id(v)])
+                else:
+                    a = env[id(v)]
+                    args.append(a[start:stop] if _rows_of(v, rows, ndim) else a)
+            attrs = n.attrs
+            if n.op == "expand":
+                attrs = {"size": (stop - start,) + tuple(attrs["size"][1:])}
+            out = np.asarray(get(n.op).kernel_for("numpy")(np, *args, **attrs))
+            local[id(n.outputs[0])] = out
+        for o in exports:
+            part = local[id(o)]
+            if id(o) not in across:
+                results[id(o)][start:stop] = part
+            elif start == 0:
+                results[id(o)][...] = part
+            elif across[id(o)] == "sum":
+                results[id(o)] += part
+            else:
+                np.maximum(results[id(o)], part, out=results[id(o)])
+    env.update(results)

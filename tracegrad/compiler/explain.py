@@ -43,6 +43,18 @@ class ExplainReport:
     save_all_bytes: int
     policy: str
     recomputed: int
+    example_inputs: tuple = ()   # arrays of the forward inputs at trace time
+    saved_values: tuple = ()     # forward-program values the backward program reads, in order
+
+    def backward_inputs(self) -> list:
+        """Concrete inputs of the backward program: a unit cotangent, then the saved values
+        computed by running the forward program on the example inputs (interpreter)."""
+        import numpy as np
+        from ..backends import interpreter
+        probe = Graph("saved", list(self.forward.inputs), list(self.forward.nodes),
+                      list(self.saved_values))
+        ct = np.ones(self.forward.outputs[0].shape, self.forward.outputs[0].dtype.numpy)
+        return [ct] + interpreter.run(probe, list(self.example_inputs))
 
     def __str__(self) -> str:
         rows = [f"policy {self.policy}: {self.saved_bytes:,} bytes saved for backward "
@@ -57,8 +69,11 @@ class ExplainReport:
                                  "backward:", print_graph(self.backward)])
 
 
-def trace_loss(fn, args) -> tuple[Graph, list]:
-    """Trace `fn(*args)` to a forward graph with one output; returns (graph, wrt values)."""
+def trace_loss(fn, args) -> tuple[Graph, list, list]:
+    """Trace `fn(*args)` to a forward graph with one output.
+
+    Returns (graph, wrt values, the arrays the graph's inputs held at trace time).
+    """
     if _state.local.tracer is not None:
         raise TraceError("tg.explain cannot run inside a traced function")
     tracer = Tracer(getattr(fn, "__name__", "fn"))
@@ -76,13 +91,14 @@ def trace_loss(fn, args) -> tuple[Graph, list]:
         g.inputs = [lf.value for lf in lifted] + [v for _, v in tracer.constants.values()]
         g.outputs = [tracer.value_of(out)]
         wrt = [lf.value for lf in lifted if lf.requires_grad]
+        arrays = [lf.data for lf in lifted] + [t._data for t, _ in tracer.constants.values()]
     finally:
         _state.local.tracer = None
         tracer.restore()
     if not wrt:
         raise ValueError("tg.explain: no tensor reached by fn requires grad")
     g, _ = prune(g)
-    return g, wrt
+    return g, wrt, arrays
 
 
 def backward_joint(fwd: Graph, wrt: list) -> Joint:
@@ -106,7 +122,7 @@ def explain(fn, *args, policy: str = "min_bytes") -> ExplainReport:
     Returns:
         ExplainReport; ``print(report)`` shows the table and both programs.
     """
-    fwd, wrt = trace_loss(fn, args)
+    fwd, wrt, arrays = trace_loss(fn, args)
     joint = backward_joint(fwd, wrt)
     part = partition(joint, policy=policy)
     baseline = part if policy == "save_all" else partition(joint, policy="save_all")
@@ -119,4 +135,4 @@ def explain(fn, *args, policy: str = "min_bytes") -> ExplainReport:
                               v.node.loc if v.node is not None else None,
                               part.reasons[id(v)], id(v) in inputs) for v in part.saved)
     return ExplainReport(forward, part.backward, saved, part.saved_bytes, baseline.saved_bytes,
-                         policy, len(part.recomputed))
+                         policy, len(part.recomputed), tuple(arrays), tuple(part.saved))
