@@ -3,11 +3,12 @@ from . import ops as _ops  # noqa: F401  (registers every op)
 from .builder import Builder
 from .errors import DTypeError, IRError, ShapeError, TraceError, TracegradError
 from .graph import Graph, Node, SourceLoc, Value
+from .parser import IRParseError, parse
 from .printer import print_graph
 from .registry import REGISTRY, OpDef, defop, get
 from .types import DType, TensorType
 from .verifier import verify
 
-__all__ = ["Builder", "DType", "DTypeError", "Graph", "IRError", "Node", "OpDef", "REGISTRY",
+__all__ = ["IRParseError", "parse", "Builder", "DType", "DTypeError", "Graph", "IRError", "Node", "OpDef", "REGISTRY",
            "ShapeError", "SourceLoc", "TensorType", "TraceError", "TracegradError", "Value",
            "defop", "get", "print_graph", "verify"]

@@ -81,7 +81,7 @@ class Node:
         return f"<Node {self.op} {self.attrs} -> {[str(o.type) for o in self.outputs]}>"
 
 
-@dataclass
+@dataclass(eq=False)
 class Graph:
     """An SSA program: ``inputs`` -> ``nodes`` (in execution order) -> ``outputs``.
 
@@ -110,3 +110,35 @@ class Graph:
     def __str__(self) -> str:
         from .printer import print_graph
         return print_graph(self)
+
+    def __eq__(self, other) -> bool:
+        """Structural equality: same name, types, ops, attributes, wiring and provenance."""
+        return isinstance(other, Graph) and _signature(self) == _signature(other)
+
+    __hash__ = None
+
+
+def attr_key(v):
+    """An attribute value as an exact, hashable key: floats by bit pattern, so NaN equals
+    NaN and -0.0 differs from 0.0 (Python's == says the opposite for both)."""
+    if isinstance(v, float):
+        return ("float", v.hex())
+    if isinstance(v, tuple):
+        return tuple(attr_key(x) for x in v)
+    return (type(v).__name__, v)
+
+
+def _signature(g: "Graph") -> tuple:
+    index: dict[int, int] = {}
+    for v in g.inputs:
+        index[id(v)] = len(index)
+    nodes = []
+    for n in g.nodes:
+        nodes.append((n.op, tuple(index.get(id(v), -1) for v in n.inputs),
+                      tuple(sorted((k, attr_key(a)) for k, a in n.attrs.items())),
+                      tuple(o.type for o in n.outputs), n.loc, n.fwd_id, n.id, n.region))
+        for o in n.outputs:
+            index[id(o)] = len(index)
+    return (g.name, tuple(v.type for v in g.inputs),
+            tuple(i for i, v in enumerate(g.inputs) if id(v) in g.saved), tuple(nodes),
+            tuple(index.get(id(v), -1) for v in g.outputs))

@@ -11,9 +11,13 @@ Names are assigned at print time, so the text is deterministic.
 from __future__ import annotations
 
 import os
+import re
 
 from . import types as T
 from .graph import Graph, SourceLoc
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
 
 def format_attr(v) -> str:
@@ -67,7 +71,8 @@ def print_graph(g: Graph) -> str:
     for v in g.inputs:
         saved = " {saved}" if id(v) in g.saved else ""
         params.append(f"{name(v)}: {v.type}{saved}")
-    lines = [f"graph @{g.name}({', '.join(params)}) {{"]
+    name_text = g.name if _IDENT.fullmatch(g.name) else format_attr(g.name)
+    lines = [f"graph @{name_text}({', '.join(params)}) {{"]
     body = []
     for n in g.nodes:
         outs = ", ".join(f"{name(o)}: {o.type}" for o in n.outputs)
@@ -78,12 +83,12 @@ def print_graph(g: Graph) -> str:
         attr_text = (" {" + ", ".join(f"{k}={format_attr(a)}" for k, a in attrs.items()) + "}"
                      if attrs else "")
         comment = []
+        if n.id is not None:
+            comment.append(f"#{n.id}")
         if n.fwd_id is not None:
             comment.append(f"bwd of #{n.fwd_id}")
-        elif n.id is not None:
-            comment.append(f"#{n.id}")
         if n.loc is not None:
-            comment.append(format_loc(n.loc))
+            comment.append(str(n.loc))   # verbatim, so the text parses back to an equal graph
         body.append((f"  {outs} = {n.op}({args}){attr_text}", ", ".join(comment)))
     width = max((len(s) for s, _ in body), default=0)
     for s, c in body:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tracegrad.ir.graph import Graph
+from tracegrad.ir.graph import Graph, attr_key
 from tracegrad.ir.registry import RANDOM, get
 
 from .rewrite import rewrite
@@ -17,17 +17,8 @@ class CSEReport:
     removed: int
 
 
-def _freeze(v):
-    """Attribute values as exact keys: -0.0 and 0.0 (equal in Python) stay apart."""
-    if isinstance(v, float):
-        return ("float", v.hex())
-    if isinstance(v, tuple):
-        return tuple(_freeze(x) for x in v)
-    return (type(v).__name__, v)
-
-
 def _key(op: str, ins, attrs: dict):
-    key = (op, tuple(id(v) for v in ins), tuple((k, _freeze(a)) for k, a in attrs.items()))
+    key = (op, tuple(id(v) for v in ins), tuple((k, attr_key(a)) for k, a in attrs.items()))
     try:
         hash(key)
     except TypeError:

@@ -12,8 +12,14 @@ import tracegrad as tg  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def _reset_executor():
-    """Each test starts on the default executor with grad mode on."""
+    """Each test starts on the default executor with grad mode on; every backward program
+    the test left in the cache must print and parse back to an equal graph (DESIGN.md 2)."""
+    from tracegrad.autograd import engine
+    from tracegrad.ir import parse, print_graph
     tg.set_executor("auto")
     yield
     tg.set_executor("auto")
     tg.set_grad_enabled(True)
+    for prog in list(engine._cache.values()):
+        text = print_graph(prog.graph)
+        assert parse(text) == prog.graph, f"IR text does not round-trip:\n{text}"

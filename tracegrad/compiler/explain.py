@@ -126,8 +126,7 @@ def explain(fn, *args, policy: str = "min_bytes") -> ExplainReport:
     joint = backward_joint(fwd, wrt)
     part = partition(joint, policy=policy)
     baseline = part if policy == "save_all" else partition(joint, policy="save_all")
-    forward = Graph(f"{fwd.name}_forward", list(fwd.inputs), [n for n in joint.graph.nodes
-                                                              if id(n) in joint.forward])
+    forward = Graph(f"{fwd.name}_forward", list(fwd.inputs), list(fwd.nodes))
     inputs = {id(v) for v in fwd.inputs}
     forward.outputs = list(fwd.outputs) + [v for v in part.saved if id(v) not in inputs]
     names = value_names(forward)
