@@ -30,20 +30,20 @@ def parse_args_spec(spec: str) -> list:
         shape = tuple(int(d) for d in dims.split(",") if d.strip())
         out.append(tg.zeros(shape, dtype=from_name(name)))
     if not out:
-        raise SystemExit(f"tracegrad: --args {spec!r} names no tensor types like 'f32[64,784]'")
+        _fail(f"--args {spec!r} names no tensor types like 'f32[64,784]'")
     return out
 
 
 def _load(target: str):
     if "::" not in target:
-        raise SystemExit(f"tracegrad: expected SCRIPT.py::FUNC, got {target!r}")
+        _fail(f"expected SCRIPT.py::FUNC, got {target!r}")
     path, func = target.rsplit("::", 1)
     if not os.path.exists(path):
-        raise SystemExit(f"tracegrad: no such script: {path}")
+        _fail(f"no such script: {path}")
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     namespace = runpy.run_path(path, run_name="__tracegrad_dump__")
     if func not in namespace:
-        raise SystemExit(f"tracegrad: {path} defines no {func!r}")
+        _fail(f"{path} defines no {func!r}")
     return namespace, namespace[func]
 
 
@@ -58,8 +58,7 @@ def cmd_dump(ns: argparse.Namespace) -> int:
     elif "example_args" in namespace:
         args = namespace["example_args"]()
     else:
-        raise SystemExit("tracegrad: give --args \"f32[...], ...\" or define example_args() "
-                         "next to the function")
+        _fail("give --args \"f32[...], ...\" or define example_args() next to the function")
     compiled = fn if isinstance(fn, CompiledFunction) else tg.compile(fn)
     compiled(*args)
     text = print_graph(compiled.programs()[0])
@@ -74,10 +73,131 @@ def cmd_dump(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _fail(msg: str) -> "NoReturn":
+    print(f"tracegrad: error: {msg}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _read_program(path: str):
+    from tracegrad.ir import IRParseError, parse
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        _fail(f"cannot read {path}: {e.strerror}")
+    try:
+        return parse(text)
+    except IRParseError as e:
+        _fail(f"{path}:{e}")
+
+
+def _example_inputs(g, seed: int = 0) -> list:
+    """Random values of each input's type: normal floats, zero integers, random bools."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    out = []
+    for v in g.inputs:
+        dt = v.dtype
+        if dt.is_floating_point:
+            out.append(rng.standard_normal(v.shape).astype(dt.numpy))
+        elif dt.name == "bool":
+            out.append(rng.random(v.shape) < 0.5)
+        else:
+            out.append(np.zeros(v.shape, dt.numpy))
+    return out
+
+
+def cmd_run(ns: argparse.Namespace) -> int:
+    import numpy as np
+    g = _read_program(ns.program)
+    if ns.inputs:
+        try:
+            with np.load(ns.inputs) as data:
+                arrays = [data[k] for k in sorted(data.files, key=_natural)]
+        except (OSError, ValueError) as e:
+            _fail(f"cannot read inputs {ns.inputs}: {e}")
+        if len(arrays) != len(g.inputs):
+            _fail(f"{ns.inputs} holds {len(arrays)} arrays; @{g.name} takes {len(g.inputs)}")
+        for i, (a, v) in enumerate(zip(arrays, g.inputs)):
+            if tuple(a.shape) != v.shape:
+                _fail(f"input {i}: {ns.inputs} gives shape {list(a.shape)}, the program "
+                      f"expects {v.type}")
+            arrays[i] = a.astype(v.dtype.numpy)
+    else:
+        arrays = _example_inputs(g)
+    if ns.executor == "jax":
+        from tracegrad.backends import jax_backend
+        outs = jax_backend.run(g, arrays)
+    else:
+        from tracegrad.backends import interpreter
+        try:
+            outs = interpreter.run(g, arrays, check_nan=ns.check_nan)
+        except FloatingPointError as e:
+            print(f"tracegrad: NaN/Inf: {e}")
+            return 1
+    for i, (o, v) in enumerate(zip(outs, g.outputs)):
+        o = np.asarray(o)
+        stats = ""
+        if o.size and o.dtype.kind in "fiub":
+            f = o.astype(np.float64)
+            stats = f"  min {f.min():.6g}  max {f.max():.6g}  mean {f.mean():.6g}"
+        print(f"output {i}: {v.type}{stats}")
+    if ns.save:
+        np.savez(ns.save, *[np.asarray(o) for o in outs])
+        print(f"wrote {ns.save}")
+    return 0
+
+
+def _natural(key: str):
+    m = re.search(r"(\d+)$", key)
+    return (int(m.group(1)) if m else -1, key)
+
+
+def cmd_diff(ns: argparse.Namespace) -> int:
+    import difflib
+    from collections import Counter
+    from tracegrad.ir import print_graph
+    a, b = _read_program(ns.a), _read_program(ns.b)
+    ca, cb = Counter(n.op for n in a.nodes), Counter(n.op for n in b.nodes)
+    print(f"nodes: {len(a.nodes)} -> {len(b.nodes)}; inputs: {len(a.inputs)} -> "
+          f"{len(b.inputs)}; outputs: {len(a.outputs)} -> {len(b.outputs)}")
+    for op in sorted(set(ca) | set(cb)):
+        if ca[op] != cb[op]:
+            print(f"  {op}: {ca[op]} -> {cb[op]}")
+    if a == b:
+        print("programs are structurally equal")
+        return 0
+
+    def lines(g):   # compare code, not provenance comments
+        return [ln.split("  #")[0].rstrip() for ln in print_graph(g).splitlines()]
+    sys.stdout.writelines(ln + "\n" for ln in difflib.unified_diff(
+        lines(a), lines(b), ns.a, ns.b, lineterm="", n=1))
+    return 1
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tracegrad", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="tracegrad", description=__doc__.split("\n\n")[0],
+                                     epilog="example: tracegrad dump "
+                                            "examples/train_digits.py::train_step")
     sub = parser.add_subparsers(dest="command", required=True)
-    dump = sub.add_parser("dump", help="print the IR program of SCRIPT.py::FUNC")
+    run = sub.add_parser("run", help="execute a dumped .tgir program",
+                         epilog="example: tracegrad run out/train_step.tgir --check-nan")
+    run.add_argument("program", help="a file in the IR text format")
+    run.add_argument("--inputs", help=".npz with one array per program input, in order "
+                                      "(default: random values of the right types)")
+    run.add_argument("--executor", choices=("interpreter", "jax"), default="interpreter")
+    run.add_argument("--check-nan", action="store_true",
+                     help="stop at the first node producing NaN/Inf and name its source line")
+    run.add_argument("--save", help="write the outputs to this .npz")
+    run.set_defaults(run=cmd_run)
+    diff = sub.add_parser("diff", help="structural diff of two .tgir programs",
+                          epilog="example: tracegrad diff before.tgir after.tgir")
+    diff.add_argument("a")
+    diff.add_argument("b")
+    diff.set_defaults(run=cmd_diff)
+    dump = sub.add_parser("dump", help="print the IR program of SCRIPT.py::FUNC",
+                          epilog="example: tracegrad dump examples/train_digits.py::train_step "
+                                 "--args 'f32[64,64], i64[64]'")
     dump.add_argument("target", help="SCRIPT.py::FUNC")
     dump.add_argument("--args", help='argument types, e.g. "f32[64,784], i64[64]"')
     dump.add_argument("-o", "--output", help="write FUNC.tgir into this folder instead of stdout")
