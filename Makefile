@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo demo-cnn test test-all bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -15,8 +15,18 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/python examples/train_digits.py
 
+demo-cnn: $(STAMP)
+	$(VENV)/bin/python examples/train_digits_cnn.py
+
+# the op-database sweep past each op's first samples is marked slow: `make test-all` runs it
 test: $(STAMP)
+	$(VENV)/bin/python -m pytest tests -m "not slow"
+
+test-all: $(STAMP)
 	$(VENV)/bin/python -m pytest tests
+
+bench: $(STAMP)
+	$(VENV)/bin/python -m benchmarks
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -6,13 +6,16 @@ Run with `make demo`; inspect the compiled step with
 """
 from __future__ import annotations
 
-import time
-
-import numpy as np
+import os
+import sys
 
 import tracegrad as tg
 import tracegrad.nn as nn
 import tracegrad.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # digits_common: next to this file
+import digits_common  # noqa: E402
+from digits_common import train_and_report  # noqa: E402
 
 BATCH = 64
 EPOCHS = 40
@@ -39,44 +42,12 @@ def example_args():
 
 
 def load_digits(test_fraction: float = 0.2):
-    from sklearn.datasets import load_digits as sk_load
-
-    data = sk_load()
-    x = (data.data / 16.0).astype(np.float32)   # pixel values 0..16
-    y = data.target.astype(np.int64)
-    order = np.random.default_rng(SEED).permutation(len(x))
-    n_test = int(round(len(x) * test_fraction))
-    test, train = order[:n_test], order[n_test:]
-    return x[train], y[train], x[test], y[test]
-
-
-def accuracy(x: np.ndarray, y: np.ndarray) -> float:
-    with tg.no_grad():
-        logits = model(tg.from_numpy(x)).numpy()
-    return float((logits.argmax(axis=1) == y).mean())
+    """(x_train, y_train, x_test, y_test): the fixed 80/20 split of digits_common."""
+    return digits_common.load_digits(SEED, test_fraction, images=False)
 
 
 def main() -> None:
-    from tqdm import tqdm
-
-    x_train, y_train, x_test, y_test = load_digits()
-    rng = np.random.default_rng(SEED)
-    steps_per_epoch = len(x_train) // BATCH          # full batches only: one compiled shape
-    start = time.perf_counter()
-    bar = tqdm(range(EPOCHS), desc="training", unit="epoch")
-    for _ in bar:
-        order = rng.permutation(len(x_train))
-        total = 0.0
-        for i in range(steps_per_epoch):
-            idx = order[i * BATCH:(i + 1) * BATCH]
-            loss = train_step(tg.from_numpy(x_train[idx]), tg.from_numpy(y_train[idx]))
-            total += loss.item()
-        bar.set_postfix(loss=f"{total / steps_per_epoch:.4f}")
-    elapsed = time.perf_counter() - start
-    print(f"trained {EPOCHS} epochs ({EPOCHS * steps_per_epoch} steps) in {elapsed:.1f} s; "
-          f"compiled step traced {train_step.traces} times")
-    print(f"train accuracy: {accuracy(x_train, y_train):.4f}")
-    print(f"test accuracy: {accuracy(x_test, y_test):.4f}")
+    train_and_report(model, train_step, load_digits(), epochs=EPOCHS, batch=BATCH, seed=SEED)
 
 
 if __name__ == "__main__":

@@ -40,3 +40,12 @@ class TraceError(TracegradError, RuntimeError):
     Fix: keep value-dependent control flow outside the compiled function, or
     pass the value as a static (non-tensor) argument.
     """
+
+
+class LinAlgError(TracegradError, RuntimeError):
+    """A linear-algebra kernel failed on the values: a singular matrix (inv, solve) or one
+    that is not positive-definite (cholesky); torch.linalg.LinAlgError.
+
+    Fix: check the matrix named in the message (its batch element when batched), e.g.
+    regularize it by adding a small multiple of the identity.
+    """

@@ -14,10 +14,13 @@ from tracegrad.ir.types import bool_ as bool  # noqa: A001  (torch.bool)
 
 from . import autograd
 from ._ops import *  # noqa: F401,F403  (torch-named functions generated from the registry)
+from ._indexing import masked_select, nonzero, where  # value-dependent shapes: eager only
 from ._creation import (arange, as_tensor, from_numpy, full, manual_seed, ones, ones_like, rand,
                         rand_like, randint, randn, randn_like, tensor, zeros, zeros_like)
 from ._state import get_executor, set_executor
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import (enable_grad, inference_mode, is_anomaly_check_nan_enabled,
+                       is_anomaly_enabled, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                       set_grad_enabled)
 from .tensor import Parameter, Tensor, _add_registry_methods
 
 _add_registry_methods()
@@ -30,6 +33,7 @@ int = int32  # noqa: A001
 
 from . import nn, optim, utils  # noqa: E402
 from .compiler import compile  # noqa: E402,A001
+from .linalg import einsum  # noqa: E402  (torch.einsum; this import also binds tg.linalg)
 from .compiler.explain import explain  # noqa: E402
 from .utils import checkpoint_name  # noqa: E402
 

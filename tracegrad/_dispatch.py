@@ -17,6 +17,7 @@ from tracegrad.ir.registry import VIEW
 
 from . import _state
 from .autograd.graph import AccumulateGrad, Node
+from .autograd.record import on_record
 from .tensor import Tensor
 
 
@@ -80,6 +81,8 @@ class EagerFrontend(Frontend):
                     o._requires_grad = True
                     o.grad_fn = node
                     o._out_index = i
+            if local.record_extras:   # anomaly stacks, saved-tensor hooks, inference tensors
+                on_record(node, operands, outs)
         return outs
 
 

@@ -14,6 +14,14 @@ class _Local(threading.local):
         self.tracer = None          # compiler.trace.Tracer while @tg.compile traces
         self.anomaly = False
         self.provenance = None      # (SourceLoc, forward node id) stamped on backward nodes
+        # autograd extras (tracegrad/autograd): anomaly NaN checks, saved-tensor hooks,
+        # inference mode; `record_extras` is the one flag the record block reads
+        self.anomaly_check_nan = True
+        self.saved_hooks = []       # (pack, unpack) pairs, innermost last
+        self.saved_hooks_disabled = None   # error message of disable_saved_tensors_hooks
+        self.inference = False
+        self.inference_seen = False
+        self.record_extras = False
 
 
 local = _Local()

@@ -63,6 +63,8 @@ def _inverse(op: str, attrs: dict, parent: Tensor, child: Tensor) -> Tensor:
         return _ops.permute(child, tuple(inverse))
     if op == "slice":
         return _slice_scatter(parent, child, attrs["starts"], attrs["stops"], attrs["steps"])
+    if op == "diagonal":
+        return _ops.diagonal_scatter(parent, child, **attrs)
     if op == "expand":
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location (an expanded view). "

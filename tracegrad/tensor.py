@@ -27,7 +27,8 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_out_index", "_vc", "_base",
-                 "_view_ops", "_views", "_accumulator", "_retains_grad", "__weakref__")
+                 "_view_ops", "_views", "_accumulator", "_retains_grad", "_hooks", "_inference",
+                 "__weakref__")   # _hooks, _inference: set only when used (autograd/hooks.py)
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
     def __init__(self, data, requires_grad: bool = False, grad_fn=None, out_index: int = 0,
@@ -43,7 +44,10 @@ class Tensor:
         self._views = None
         self._accumulator = None
         self._retains_grad = False
-        tracer = _state.local.tracer
+        local = _state.local
+        if local.inference:   # made in inference mode: an inference tensor
+            self._inference = True
+        tracer = local.tracer
         if tracer is not None:
             tracer.created(self)
 
@@ -100,6 +104,9 @@ class Tensor:
         if value and not self.dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients, "
                                f"got {self.dtype.name}")
+        if value and getattr(self, "_inference", False) and not _state.local.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
@@ -254,6 +261,58 @@ class Tensor:
         base._views.append(weakref.ref(out))
         return out
 
+    def detach_(self) -> "Tensor":
+        """Cut this tensor from the graph in place: it becomes a leaf that does not require
+        grad (torch.Tensor.detach_).
+
+        Raises:
+            RuntimeError: on a view (torch: "Can't detach views in-place").
+        """
+        if self._base is not None and any(op != "alias" for op, _ in self._view_ops):
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._out_index = 0
+        self._requires_grad = False
+        self._retains_grad = False
+        return self
+
+    def clone(self, *, memory_format=None) -> "Tensor":
+        """A differentiable copy with its own storage (torch.Tensor.clone; ``CloneBackward0``)."""
+        from ._dispatch import EAGER
+        return EAGER.call("clone", self, memory_format=memory_format)
+
+    def is_inference(self) -> bool:
+        """True for a tensor made inside `tg.inference_mode` (torch.Tensor.is_inference)."""
+        return getattr(self, "_inference", False)
+
+    def register_hook(self, hook):
+        """Run ``hook(grad)`` when this tensor's gradient is computed (torch.Tensor.register_hook).
+
+        On a non-leaf it runs once the gradient is complete, before the node
+        that produced the tensor uses it; on a leaf, before the gradient is
+        accumulated into ``.grad`` (also for ``autograd.grad``).  A returned
+        tensor (same shape and dtype) replaces the gradient.  Hooks run in
+        registration order; see tracegrad/autograd/hooks.py for how they run
+        inside the compiled backward program.
+
+        Returns:
+            a handle whose ``remove()`` removes the hook.
+        Raises:
+            RuntimeError: the tensor does not require grad.
+        """
+        from .autograd.hooks import register_tensor_hook
+        return register_tensor_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Run ``hook(tensor)`` after ``backward()`` accumulated into this leaf's ``.grad``
+        (torch.Tensor.register_post_accumulate_grad_hook).
+
+        Raises:
+            RuntimeError: on a non-leaf tensor, or one that does not require grad.
+        """
+        from .autograd.hooks import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, hook)
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (torch.Tensor.backward).
 
@@ -358,14 +417,35 @@ class Tensor:
     __itruediv__ = div_
 
     # ---- conversions ----------------------------------------------------------------
-    def to(self, dtype=None, *args, **kwargs) -> "Tensor":
-        dtype = kwargs.pop("dtype", dtype)
-        if isinstance(dtype, str) and dtype in ("cpu",):
-            return self
-        if dtype is None:
-            return self
-        dtype = T.as_dtype(dtype)
-        if dtype is self.dtype:
+    def to(self, *args, **kwargs) -> "Tensor":
+        """This tensor in another dtype (torch.Tensor.to); self when nothing changes.
+
+        Accepts torch's forms ``to(dtype)``, ``to(device, dtype)``, ``to(other)`` (other's
+        dtype) and the keywords ``dtype``, ``device``, ``copy`` (always a new tensor) and
+        ``non_blocking`` (ignored). A cast between floating dtypes is differentiable; a cast
+        to or from an integer or bool dtype ends the graph, as in torch.
+
+        Raises:
+            TypeError: an unknown dtype or argument.
+            NotImplementedError: a device other than "cpu".
+        """
+        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword argument(s) {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype = a.dtype
+            elif isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda", "mps", "xpu", "meta"):
+                device = a
+            elif a is not None:
+                dtype = a
+        if device is not None and str(device).split(":")[0] != "cpu":
+            raise NotImplementedError(f"to: device {str(device)!r} is not supported yet; "
+                                      "tracegrad tensors live on the CPU")
+        dtype = self.dtype if dtype is None else T.as_dtype(dtype)
+        if dtype is self.dtype and not copy:
             return self
         from ._ops import convert
         return convert(self, dtype)
@@ -378,6 +458,9 @@ class Tensor:
 
     def half(self):
         return self.to(T.float16)
+
+    def bfloat16(self):
+        return self.to(T.bfloat16)
 
     def long(self):
         return self.to(T.int64)
@@ -414,10 +497,47 @@ class Tensor:
     def view_as(self, other):
         return self.view(other.shape)
 
-    def t(self):
-        if self.ndim > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-        return self.transpose(0, 1) if self.ndim == 2 else self
+    def repeat(self, *repeats):
+        from ._ops import repeat
+        return repeat(self, _varargs(repeats))
+
+    def tile(self, *dims):
+        from ._ops import tile
+        return tile(self, _varargs(dims))
+
+    def flip(self, *dims):
+        from ._ops import flip
+        return flip(self, _varargs(dims))
+
+    def where(self, condition, other):
+        """torch.Tensor.where: `self` where `condition` holds, else `other`."""
+        from ._ops import where
+        return where(condition, self, other)
+
+    def nonzero(self, *, as_tuple: bool = False):
+        from ._indexing import nonzero
+        return nonzero(self, as_tuple=as_tuple)
+
+    def masked_select(self, mask):
+        from ._indexing import masked_select
+        return masked_select(self, mask)
+
+    # in-place forms of indexing ops: the out-of-place op's result taken in place
+    def masked_fill_(self, mask, value):
+        return self._inplace_apply("masked_fill_", lambda: _call_kw(
+            "masked_fill", self, mask, value))
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return self._inplace_apply("index_add_", lambda: _call_kw(
+            "index_add", self, dim, index, source, alpha=alpha))
+
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        return self._inplace_apply("scatter_", lambda: _call_kw(
+            "scatter", self, dim, index, src, value=value, reduce=reduce))
+
+    def scatter_add_(self, dim, index, src):
+        return self._inplace_apply("scatter_add_", lambda: _call_kw(
+            "scatter_add", self, dim, index, src))
 
     @property
     def T(self):
@@ -425,11 +545,25 @@ class Tensor:
 
     @property
     def mT(self):
+        if self.ndim < 2:
+            from tracegrad.ir.errors import ShapeError
+            raise ShapeError(f"mT: tensor.mT is only supported on matrices or batches of "
+                             f"matrices, got a {self.ndim}-D tensor {self._type}")
         return self.transpose(-2, -1)
 
     def __getitem__(self, key):
         from ._indexing import getitem
         return getitem(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        """``self[key] = value`` (torch's index_put_/copy_ into a view), recorded functionally.
+
+        `key` is anything `__getitem__` takes; `value` (a number or a tensor, cast to
+        self's dtype) broadcasts to the indexed shape.  With repeated indices one of
+        the writes wins (which one is unspecified, as in torch).
+        """
+        from ._indexing import setitem_value
+        self._inplace_apply("__setitem__", lambda: setitem_value(self, key, value))
 
     # ---- operators ------------------------------------------------------------------
     def __add__(self, o): return _call("add", self, o)
@@ -447,8 +581,13 @@ class Tensor:
     def __neg__(self): return _call("neg", self)
     def __pos__(self): return self
     def __abs__(self): return _call("abs", self)
-    def __invert__(self): return _call("logical_not", self)
-    def __and__(self, o): return _call("logical_and", self, o)
+    def __invert__(self): return _call("bitwise_not", self)
+    def __and__(self, o): return _call("bitwise_and", self, o)
+    def __rand__(self, o): return _call("bitwise_and", o, self)
+    def __or__(self, o): return _call("bitwise_or", self, o)
+    def __ror__(self, o): return _call("bitwise_or", o, self)
+    def __xor__(self, o): return _call("bitwise_xor", self, o)
+    def __rxor__(self, o): return _call("bitwise_xor", o, self)
     def __eq__(self, o): return _call("eq", self, o)  # noqa: E704
     def __ne__(self, o): return _call("ne", self, o)
     def __lt__(self, o): return _call("lt", self, o)

@@ -1,16 +1,37 @@
 """Elementwise binary and ternary ops (broadcasting; operands promoted to one dtype)."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import types as T
-from ..registry import CHEAP, ELEMENTWISE, NONDIFF, PROMOTE, TO_FLOAT, defop
-from ._common import broadcast_infer
+from ..builder import with_location
+from ..errors import DTypeError
+from ..registry import CHEAP, ELEMENTWISE, INTERNAL, NONDIFF, PROMOTE, TO_FLOAT, defop
+from ._common import broadcast_infer, require_float
+from .unary import check_operand, require_integral, scalar
 
 EW = ELEMENTWISE | CHEAP | PROMOTE
 
 
-def _binary(name, kernel, vjp, flags=EW, ref=None):
-    return defop(name, "input, other", infer=broadcast_infer(name), kernel=kernel, vjp=vjp,
-                 flags=flags, ref=ref or f"torch.{name}")
+def _binary(name, kernel, vjp, flags=EW, ref=None, infer=None):
+    return defop(name, "input, other", infer=infer or broadcast_infer(name), kernel=kernel,
+                 vjp=vjp, flags=flags, ref=ref or f"torch.{name}")
+
+
+def _checked(check, name, out_dtype=None):
+    """broadcast_infer after a dtype check `check(name, type)` on every operand."""
+    infer = broadcast_infer(name, out_dtype)
+
+    def checked(types, **attrs):
+        for t in types:
+            check(name, t)
+        return infer(types, **attrs)
+    return checked
+
+
+def _no_bool(name, t):
+    if t.dtype is T.bool_:
+        raise DTypeError(f"{name}: not supported for bool tensors, got {t}")
 
 
 # The autodiff pass reduces each cotangent to its input's shape (sum over
@@ -57,9 +78,16 @@ for _name, _fn in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", 
           kernel=(lambda f: lambda xp, x, y: getattr(xp, f)(x, y))(_fn), flags=EW,
           ref=f"torch.{_name}")
 
-defop("logical_and", "input, other", infer=broadcast_infer("logical_and", out_dtype=T.bool_),
-      kernel=lambda xp, x, y: xp.logical_and(x, y), vjp=NONDIFF,
-      flags=ELEMENTWISE | CHEAP, ref="torch.logical_and")
+# logical ops take any dtypes (promoted to one, then tested against 0); bitwise ops integer/bool
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    defop(_name, "input, other", infer=broadcast_infer(_name, out_dtype=T.bool_), vjp=NONDIFF,
+          kernel=(lambda f: lambda xp, x, y: getattr(xp, f)(x, y))(_name), flags=EW,
+          ref=f"torch.{_name}")
+
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+    defop(_name, "input, other", infer=_checked(require_integral, _name),
+          kernel=(lambda f: lambda xp, x, y: getattr(xp, f)(x, y))(_name), vjp=NONDIFF,
+          flags=EW, ref=f"torch.{_name}")
 
 
 def _where_infer(types, **_):
@@ -74,3 +102,147 @@ defop("where", "condition, input, other", infer=_where_infer, flags=EW,
       promote_inputs=(1, 2), ref="torch.where",
       kernel=lambda xp, c, x, y: xp.where(c, x, y),
       vjp=lambda b, ct, c, x, y, out: [None, b.where(c, ct, 0.0), b.where(c, 0.0, ct)])
+
+
+# ---- more elementwise binary ops ----------------------------------------------------------------
+def _atan2_vjp(b, ct, x, y, out):
+    # d/dx = y / (x^2 + y^2), d/dy = -x / (x^2 + y^2); 0 at x == y == 0 as torch (not 0/0)
+    r = b.add(b.mul(x, x), b.mul(y, y))
+    zero = b.eq(r, 0.0)
+    s = b.where(zero, 0.0, b.div(ct, b.where(zero, 1.0, r)))
+    return [b.mul(s, y), b.neg(b.mul(s, x))]
+
+
+_binary("atan2", lambda xp, x, y: xp.arctan2(x, y), _atan2_vjp, flags=EW | TO_FLOAT)
+
+
+def _int_mod(name):
+    def kernel(xp, x, y):
+        if x.dtype.kind in "iu" and xp is np and np.any(y == 0):   # jax cannot raise here
+            raise ZeroDivisionError(f"{name}: integer division by zero")
+        return getattr(xp, name)(x, y)
+    return kernel
+
+
+# fmod: sign of the dividend (C fmod); remainder: sign of the divisor (Python %).
+# d/dy = -trunc(x / y) resp. -floor(x / y), as torch.
+_binary("fmod", _int_mod("fmod"), infer=_checked(_no_bool, "fmod"),
+        vjp=lambda b, ct, x, y, out: [ct, b.neg(b.mul(ct, b.trunc(b.div(x, y))))])
+_binary("remainder", _int_mod("remainder"), infer=_checked(_no_bool, "remainder"),
+        vjp=lambda b, ct, x, y, out: [ct, b.neg(b.mul(ct, b.floor(b.div(x, y))))])
+
+_binary("logaddexp", lambda xp, x, y: xp.logaddexp(x, y),
+        infer=_checked(require_float, "logaddexp"),
+        vjp=lambda b, ct, x, y, out: [b.mul(ct, b.exp(b.sub(x, out))),
+                                      b.mul(ct, b.exp(b.sub(y, out)))])
+# NaN at x == y == 0 (0/0), as torch
+_binary("hypot", lambda xp, x, y: xp.hypot(x, y), infer=_checked(require_float, "hypot"),
+        vjp=lambda b, ct, x, y, out: [b.div(b.mul(ct, x), out), b.div(b.mul(ct, y), out)])
+
+
+def _xlogy_kernel(xp, x, y):
+    out = xp.where(x == 0, scalar(x, 0.0), x * xp.log(y))
+    return xp.where(xp.isnan(y), y, out)
+
+
+# x * log(y), 0 where x == 0 unless y is NaN.  torch: d/dx = log(y) (also at x == 0), but 0
+# where x == 0 and y <= 0; d/dy = x / y (NaN at x == y == 0)
+_binary("xlogy", _xlogy_kernel, flags=EW | TO_FLOAT,
+        vjp=lambda b, ct, x, y, out: [
+            b.where(b.logical_and(b.eq(x, 0.0), b.le(y, 0.0)), 0.0, b.xlogy(ct, y)),
+            b.div(b.mul(ct, x), y)])
+
+
+# ---- clamp --------------------------------------------------------------------------------------
+# torch's gradients: x gets it on the closed interval [min, max] (so at a bound too);
+# a tensor bound gets it where x is strictly beyond it.
+_binary("clamp_min", lambda xp, x, lo: xp.maximum(x, lo),
+        lambda b, ct, x, lo, out: [b.where(b.ge(x, lo), ct, 0.0), b.where(b.lt(x, lo), ct, 0.0)])
+_binary("clamp_max", lambda xp, x, hi: xp.minimum(x, hi),
+        lambda b, ct, x, hi, out: [b.where(b.le(x, hi), ct, 0.0), b.where(b.gt(x, hi), ct, 0.0)])
+
+
+def _clamp_range_vjp(b, ct, x, lo, hi, out):
+    # as torch's clamp_backward_min_max: min > max makes the result max, whose gradient it gets;
+    # where min == max and x < min, no input gets a gradient
+    dx = b.where(b.logical_and(b.ge(x, lo), b.le(x, hi)), ct, 0.0)
+    dlo = b.where(b.logical_and(b.lt(x, lo), b.lt(lo, hi)), ct, 0.0)
+    dhi = b.where(b.logical_or(b.gt(x, hi), b.lt(hi, lo)), ct, 0.0)
+    return [dx, dlo, dhi]
+
+
+defop("clamp_range", "input, min, max", infer=broadcast_infer("clamp"), flags=EW | INTERNAL,
+      kernel=lambda xp, x, lo, hi: xp.minimum(xp.maximum(x, lo), hi), vjp=_clamp_range_vjp,
+      ref="torch.clamp with both bounds")
+
+
+def _clamp(ops, input, min=None, max=None, *, name="clamp"):
+    check_operand(ops, name, input)
+    if min is None and max is None:
+        raise with_location(ValueError(f"{name}: at least one of 'min' or 'max' must not be None"),
+                            ops.location())
+    if max is None:
+        return ops.clamp_min(input, min)
+    if min is None:
+        return ops.clamp_max(input, max)
+    return ops.clamp_range(input, min, max)
+
+
+defop("clamp", "input", attrs=(("min", None), ("max", None)), decomp=_clamp, ref="torch.clamp")
+defop("clip", "input", attrs=(("min", None), ("max", None)), ref="torch.clip (alias of clamp)",
+      decomp=lambda ops, input, **bounds: _clamp(ops, input, **bounds, name="clip"))
+
+
+# ---- lerp, addcmul, addcdiv ---------------------------------------------------------------------
+def _lerp(ops, input, end, weight):
+    check_operand(ops, "lerp", input, floating=True)
+    check_operand(ops, "lerp", end, arg="end")
+    for arg, t in (("end", end), ("weight", weight)):
+        if ops.is_operand(t) and t.shape and t.dtype is not input.dtype:
+            raise DTypeError(f"lerp: expected dtype {input.dtype.name} for `{arg}` but got dtype "
+                             f"{t.dtype.name} (input {ops.type_of(input)}, {arg} "
+                             f"{ops.type_of(t)})").add_location(ops.location())
+    # input + weight (end - input): d/dinput = 1 - weight, d/dend = weight,
+    # d/dweight = end - input
+    return ops.add(input, ops.mul(weight, ops.sub(end, input)))
+
+
+defop("lerp", "input, end, weight", decomp=_lerp, ref="torch.lerp")
+
+
+def _pointwise_operands(ops, name, input, tensor1, tensor2):
+    """The three tensors converted to their torch result dtype."""
+    xs = [check_operand(ops, name, x, arg=a)
+          for x, a in ((input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2"))]
+    dtype = T.result_type([x.dtype for x in xs if x.shape], [x.dtype for x in xs if not x.shape],
+                          [])
+    return [x if x.dtype is dtype else ops.convert(x, dtype) for x in xs], dtype
+
+
+def _scaled(ops, t, value, dtype):
+    if value == 1:
+        return t
+    # torch casts `value` to an integer result dtype (addcmul(int, int, int, value=2.5) uses 2)
+    return ops.mul(t, int(value) if dtype.category != T.FLOAT else value)
+
+
+def _addcmul(ops, input, tensor1, tensor2, value=1):
+    (x, t1, t2), dtype = _pointwise_operands(ops, "addcmul", input, tensor1, tensor2)
+    return ops.add(x, _scaled(ops, ops.mul(t1, t2), value, dtype))
+
+
+def _addcdiv(ops, input, tensor1, tensor2, value=1):
+    for t in (tensor1, tensor2):
+        check_operand(ops, "addcdiv", t)
+    if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):
+        raise DTypeError(f"addcdiv: integer division is not supported (tensor1 "
+                         f"{ops.type_of(tensor1)}, tensor2 {ops.type_of(tensor2)}); convert one "
+                         "of them to a floating-point dtype").add_location(ops.location())
+    (x, t1, t2), dtype = _pointwise_operands(ops, "addcdiv", input, tensor1, tensor2)
+    return ops.add(x, _scaled(ops, ops.div(t1, t2), value, dtype))
+
+
+defop("addcmul", "input, tensor1, tensor2", attrs=(("value", 1),), decomp=_addcmul,
+      ref="torch.addcmul")
+defop("addcdiv", "input, tensor1, tensor2", attrs=(("value", 1),), decomp=_addcdiv,
+      ref="torch.addcdiv")

@@ -1,12 +1,63 @@
-"""Integer-array indexing: `index_take` along one dim and its adjoint (a scatter-add)."""
+"""Integer-array indexing along one dim: `index_take` / `index_put` and the torch ops on them.
+
+`index_take` (x.take(idx, axis=dim) for an index of any shape) is what
+`x[idx]`, `index_select` and `diag` lower to; `index_put` (set or
+accumulate at `(:,) * dim + (idx,)`) is what `x[idx] = v` and `index_add`
+lower to.  Getitem and setitem with several index arrays merge the indexed
+dims and use one flat index (tracegrad/_indexing.py).
+"""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import types as T
-from ..errors import DTypeError
-from ..registry import INTERNAL, defop
+from ..builder import with_location
+from ..errors import DTypeError, ShapeError
+from ..registry import INTERNAL, REQUIRED, defop
 from ._common import norm_dim
 
 
+def write_at(xp, x, key, values, accumulate=False):
+    """A copy of `x` with `x[key]` set to `values` (or increased by them, duplicates adding up).
+
+    The one place kernels write into arrays: in place on a NumPy copy, with
+    ``.at[]`` on jax arrays.
+    """
+    if xp is np:
+        out = x.copy()
+        if accumulate:
+            np.add.at(out, key, values)
+        else:
+            out[key] = values
+        return out
+    at = x.at[key]
+    return at.add(values) if accumulate else at.set(values)
+
+
+def located(ops, e: Exception) -> Exception:
+    """`e` with the user's source line (decompositions raise outside Frontend.call's handler)."""
+    return with_location(e, ops.location())
+
+
+def check_bounds(ops, name: str, index, size: int, dim: int) -> None:
+    """Eagerly: every index in [0, size), as torch's gather/scatter/index_select require."""
+    known = ops.known_value(index)
+    if known is not None and known.size and (known.min() < 0 or known.max() >= size):
+        bad = known.min() if known.min() < 0 else known.max()
+        raise located(ops, IndexError(f"{name}: index {bad} is out of bounds for dimension "
+                                      f"{dim} with size {size}"))
+
+
+def require_index(ops, name: str, index, what: str = "index") -> None:
+    if not ops.is_operand(index):
+        raise located(ops, TypeError(f"{name}(): {what} must be a tensor, got "
+                                     f"{type(index).__name__}"))
+    if index.dtype.category != T.INT:
+        raise located(ops, DTypeError(f"{name}(): expected an int64 or int32 {what}, got "
+                                      f"{ops.type_of(index)}"))
+
+
+# ---- index_take ------------------------------------------------------------------------
 def _take_infer(types, *, dim):
     x, idx = types
     if idx.dtype.category != T.INT:
@@ -27,18 +78,120 @@ defop("index_take", "input, index", attrs=(("dim", 0),),
       vjp=_take_vjp, flags=INTERNAL)
 
 
-def _take_backward_np(xp, ct, idx, *, shape, dim):
-    out = xp.zeros(shape, dtype=ct.dtype)
-    xp.add.at(out, (slice(None),) * dim + (idx,), ct)  # duplicate indices accumulate
-    return out
-
-
-def _take_backward_jax(xp, ct, idx, *, shape, dim):
-    return xp.zeros(shape, dtype=ct.dtype).at[(slice(None),) * dim + (idx,)].add(ct)
-
-
 defop("index_take_backward", "grad, index", attrs=(("shape", None), ("dim", 0)),
       infer=lambda types, *, shape, dim: T.TensorType(tuple(shape), types[0].dtype),
-      kernel=_take_backward_np, kernels={"jax": _take_backward_jax}, flags=INTERNAL,
-      ref="torch index_select_backward (index_add into zeros)",
+      kernel=lambda xp, ct, idx, *, shape, dim: write_at(   # duplicate indices accumulate
+          xp, xp.zeros(shape, dtype=ct.dtype), (slice(None),) * dim + (idx,), ct, True),
+      flags=INTERNAL, ref="torch index_select_backward (index_add into zeros)",
       vjp=lambda b, ct, g, idx, out, *, shape, dim: [b.index_take(ct, idx, dim), None])
+
+
+# ---- index_put -------------------------------------------------------------------------
+def _put_infer(types, *, dim, accumulate):
+    x, idx, values = types
+    if idx.dtype.category != T.INT:
+        raise DTypeError(f"index_put: indices must be an integer tensor, got {idx}")
+    want = x.shape[:dim] + idx.shape + x.shape[dim + 1:]
+    if values.shape != want or values.dtype is not x.dtype:
+        raise ShapeError(f"index_put: values must be {T.TensorType(want, x.dtype)} to put into "
+                         f"{x} at an index {idx} along dim {dim}, got {values}")
+    return x
+
+
+def _put_vjp(b, ct, x, idx, values, out, *, dim, accumulate):
+    # torch's index_put backward: every write (duplicates too) reads its cotangent back
+    dx = ct if accumulate else b.index_put(ct, idx, b.full(values.shape, 0, ct.dtype), dim)
+    return [dx, None, b.index_take(ct, idx, dim)]
+
+
+# out = x; out[(:,) * dim + (index,)] = values  (+= when accumulating; duplicates add up)
+defop("index_put", "input, index, values", attrs=(("dim", 0), ("accumulate", False)),
+      canon=lambda types, *, dim, accumulate: {"dim": norm_dim("index_put", dim, types[0].ndim),
+                                               "accumulate": bool(accumulate)},
+      infer=_put_infer, flags=INTERNAL, vjp=_put_vjp, ref="torch.index_put (one index, one dim)",
+      kernel=lambda xp, x, idx, v, *, dim, accumulate: write_at(
+          xp, x, (slice(None),) * dim + (idx,), v, accumulate))
+
+
+# ---- index_select / index_add ------------------------------------------------------------
+def _vector_index(ops, name, x, dim, index):
+    """index_select / index_add's index: 1-D (a 0-d index acts as one element), in bounds."""
+    require_index(ops, name, index)
+    if len(index.shape) > 1:
+        raise located(ops, IndexError(f"{name}(): index is supposed to be a vector, got "
+                                      f"{ops.type_of(index)}"))
+    d = norm_dim(name, dim, len(x.shape))
+    size = x.shape[d] if x.shape else 1
+    check_bounds(ops, name, index, size, d)
+    if not index.shape:
+        index = ops.reshape(index, (1,))
+    return d, index
+
+
+def _index_select(ops, x, dim, index):
+    d, index = _vector_index(ops, "index_select", x, dim, index)
+    if not x.shape:
+        if index.shape[0] != 1:
+            raise located(ops, IndexError(f"index_select(): index to a 0-d tensor can have only "
+                                          f"one value, got {index.shape[0]}"))
+        return ops.index_take(ops.reshape(x, (1,)), ops.reshape(index, ()), 0)
+    return ops.index_take(x, index, d)
+
+
+defop("index_select", "input", attrs=(("dim", REQUIRED), ("index", REQUIRED)),
+      decomp=_index_select, ref="torch.index_select")
+
+
+def _index_add(ops, x, dim, index, source, alpha=1):
+    d, index = _vector_index(ops, "index_add", x, dim, index)
+    if not ops.is_operand(source):
+        raise located(ops, TypeError(f"index_add(): source must be a tensor, got "
+                                     f"{type(source).__name__}"))
+    xs, ss = tuple(x.shape) or (1,), tuple(source.shape) or (1,)
+    want = xs[:d] + (index.shape[0],) + xs[d + 1:]
+    if ss != want:
+        raise located(ops, ShapeError(
+            f"index_add(): source {ops.type_of(source)} must have the shape of input "
+            f"{ops.type_of(x)} with dim {d} of size {index.shape[0]} (number of indices)"))
+    if source.dtype is not x.dtype:
+        raise located(ops, DTypeError(f"index_add(): input {ops.type_of(x)} and source "
+                                      f"{ops.type_of(source)} must have the same dtype"))
+    if alpha != 1:
+        source = ops.mul(source, alpha)
+    if not x.shape:
+        return ops.reshape(ops.index_put(ops.reshape(x, (1,)), index,
+                                         ops.reshape(source, (1,)), 0, True), ())
+    return ops.index_put(x, index, source, d, True)
+
+
+defop("index_add", "input", attrs=(("dim", REQUIRED), ("index", REQUIRED),
+                                   ("source", REQUIRED), ("alpha", 1)),
+      decomp=_index_add, ref="torch.index_add")
+
+
+# ---- masked_fill -----------------------------------------------------------------------
+def _masked_fill(ops, x, mask, value):
+    if not ops.is_operand(mask) or mask.dtype is not T.bool_:
+        what = ops.type_of(mask) if ops.is_operand(mask) else type(mask).__name__
+        raise located(ops, DTypeError(f"masked_fill: only boolean masks are supported, got "
+                                      f"mask {what}"))
+    if ops.is_operand(value):
+        if value.shape:
+            raise located(ops, ShapeError(
+                f"masked_fill: only a 0-dimensional value tensor is supported, got "
+                f"{ops.type_of(value)}"))
+        if value.dtype is not x.dtype:
+            value = ops.convert(value, x.dtype)
+    elif isinstance(value, (bool, int, float, np.number, np.bool_)):
+        value = ops.full((), value, x.dtype)   # the input's dtype, as torch (2.7 -> 2 for ints)
+    else:
+        raise located(ops, TypeError(f"masked_fill(): value must be a number or a 0-d tensor, "
+                                     f"got {type(value).__name__}"))
+    if T.broadcast_shapes(tuple(x.shape), tuple(mask.shape)) is None:
+        raise located(ops, ShapeError(f"masked_fill: mask {ops.type_of(mask)} does not "
+                                      f"broadcast with input {ops.type_of(x)}"))
+    return ops.where(mask, value, x)
+
+
+defop("masked_fill", "input, mask", attrs=(("value", None),), decomp=_masked_fill,
+      ref="torch.masked_fill")

@@ -1,58 +1,516 @@
-"""Reductions over dims (with keepdim) and their composites."""
+"""Reductions over dims (with keepdim), scans along a dim, and their composites.
+
+Gradient conventions at non-differentiable points follow torch: amax/amin and
+max()/min() without dim split the gradient evenly among tied extremes;
+max/min with dim send it all to the index returned; prod and cumprod are exact
+at zeros (products of the other factors, no division); std and norm(p=2) give
+0 where the result is 0.
+"""
 from __future__ import annotations
 
+import math
+
 from .. import types as T
-from ..errors import DTypeError
-from ..registry import CHEAP, REDUCTION, defop
-from ._common import canon_reduce, reduce_shape
+from ..builder import with_location
+from ..errors import DTypeError, ShapeError
+from ..registry import CHEAP, INTERNAL, NONDIFF, REDUCTION, REQUIRED, TO_FLOAT, defop
+from ._common import (canon_reduce, fmt_types, norm_dim, norm_dims, reduce_shape,
+                      require_float)
+from .sort import RETURN_TYPES, scatter_values
+
+RED = REDUCTION | CHEAP
+
+
+def _accumulate_dtype(t: T.TensorType, dtype=None) -> T.DType:
+    """torch.sum/prod/cumsum: bool and integer inputs accumulate in int64, or in `dtype`."""
+    if dtype is not None:
+        return dtype
+    return t.dtype if t.dtype.is_floating_point else T.int64
 
 
 def _sum_infer(types, *, dim, keepdim):
     t = types[0]
-    dtype = t.dtype if t.dtype.is_floating_point else T.int64  # torch.sum: bool/int -> int64
-    return T.TensorType(reduce_shape(t.shape, dim, keepdim), dtype)
+    return T.TensorType(reduce_shape(t.shape, dim, keepdim), _accumulate_dtype(t))
+
+
+def _keep(b, v, x, dim, keepdim):
+    """A reduced value reshaped to keepdim form, so it broadcasts against x."""
+    return v if keepdim else b.reshape(v, reduce_shape(x.shape, dim, True))
 
 
 def _unreduce(b, ct, x, dim, keepdim):
     """Bring a reduced cotangent back to x's shape (reshape to keepdim, then expand)."""
-    if not keepdim:
-        ct = b.reshape(ct, reduce_shape(x.shape, dim, True))
-    return b.expand(ct, x.shape)
+    return b.expand(_keep(b, ct, x, dim, keepdim), x.shape)
+
+
+def _np_dtype(x, dtype):
+    if dtype is not None:
+        return dtype.numpy
+    return x.dtype if x.dtype.kind == "f" or x.dtype.name == "bfloat16" else "int64"
 
 
 def _sum_kernel(xp, x, *, dim, keepdim):
-    dtype = x.dtype if x.dtype.kind == "f" or x.dtype.name == "bfloat16" else "int64"
-    return xp.sum(x, axis=dim, keepdims=keepdim, dtype=dtype)
+    return xp.sum(x, axis=dim, keepdims=keepdim, dtype=_np_dtype(x, None))
 
 
 defop("sum", "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce("sum"),
-      infer=_sum_infer, kernel=_sum_kernel, flags=REDUCTION | CHEAP, ref="torch.sum",
+      infer=_sum_infer, kernel=_sum_kernel, flags=RED, ref="torch.sum",
       vjp=lambda b, ct, x, out, *, dim, keepdim: [_unreduce(b, ct, x, dim, keepdim)])
 
 
-def _amax_infer(types, *, dim, keepdim):
-    t = types[0]
-    for d in dim:
-        if t.shape[d] == 0:
-            raise ValueError(f"amax: cannot reduce over dimension {d} of size 0 in {t}")
-    return T.TensorType(reduce_shape(t.shape, dim, keepdim), t.dtype)
+# ---- prod ---------------------------------------------------------------------
+def _canon_prod(types, *, dim, keepdim, dtype):
+    return {"dim": norm_dims("prod", dim, types[0].ndim), "keepdim": bool(keepdim),
+            "dtype": None if dtype is None else T.as_dtype(dtype)}
+
+
+def _prod_vjp(b, ct, x, out, *, dim, keepdim, dtype):
+    # d prod/d x_i is the product of the other entries, taken exactly (exclusive products
+    # from both sides, no division): zeros get torch's gradient, and its derivative too
+    if not dim:
+        return [ct]
+    nd, n = len(x.shape), math.prod(x.shape[d] for d in dim)
+    perm = tuple(d for d in range(nd) if d not in dim) + tuple(dim)
+    xt = x if perm == tuple(range(nd)) else b.permute(x, perm)
+    flat = b.reshape(xt, xt.shape[:nd - len(dim)] + (n,))
+    last = nd - len(dim)
+    left = _exclusive_cumprod(b, flat, last)
+    right = _flip(b, _exclusive_cumprod(b, _flip(b, flat, last), last), last)
+    others = b.reshape(b.mul(left, right), xt.shape)
+    if xt is not x:
+        others = b.permute(others, tuple(perm.index(d) for d in range(nd)))
+    return [b.mul(_unreduce(b, ct, x, dim, keepdim), others)]
+
+
+# dim: an int as torch (a tuple also works); dtype: accumulate in it (ints default to int64).
+defop("prod", "input", attrs=(("dim", None), ("keepdim", False), ("dtype", None)),
+      canon=_canon_prod, flags=RED, ref="torch.prod",
+      infer=lambda types, *, dim, keepdim, dtype: T.TensorType(
+          reduce_shape(types[0].shape, dim, keepdim), _accumulate_dtype(types[0], dtype)),
+      kernel=lambda xp, x, *, dim, keepdim, dtype: xp.prod(
+          x, axis=dim, keepdims=keepdim, dtype=_np_dtype(x, dtype)),
+      vjp=_prod_vjp)
+
+
+# ---- amax / amin, max / min -------------------------------------------------------
+def _extreme_infer(name):
+    def infer(types, *, dim, keepdim):
+        t = types[0]
+        for d in dim:
+            if t.shape[d] == 0:
+                raise ValueError(f"{name}: cannot reduce over dimension {d} of size 0 in {t}")
+        return T.TensorType(reduce_shape(t.shape, dim, keepdim), t.dtype)
+    return infer
 
 
 def _amax_vjp(b, ct, x, out, *, dim, keepdim):
-    # torch.amax: the gradient is split evenly among all maximal elements.
-    out_k = out if keepdim else b.reshape(out, reduce_shape(x.shape, dim, True))
-    ct_k = ct if keepdim else b.reshape(ct, reduce_shape(x.shape, dim, True))
-    mask = b.convert(b.eq(x, out_k), ct.dtype)
+    # torch.amax/amin: the gradient is split evenly among all extremal elements.
+    mask = b.convert(b.eq(x, _keep(b, out, x, dim, keepdim)), ct.dtype)
     count = b.sum(mask, dim, True)
-    return [b.mul(b.div(ct_k, count), mask)]
+    return [b.mul(b.div(_keep(b, ct, x, dim, keepdim), count), mask)]
 
 
 defop("amax", "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce("amax"),
-      infer=_amax_infer, flags=REDUCTION | CHEAP, ref="torch.amax",
+      infer=_extreme_infer("amax"), flags=RED, ref="torch.amax",
       kernel=lambda xp, x, *, dim, keepdim: xp.max(x, axis=dim, keepdims=keepdim),
       vjp=_amax_vjp)
 
+defop("amin", "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce("amin"),
+      infer=_extreme_infer("amin"), flags=RED, ref="torch.amin",
+      kernel=lambda xp, x, *, dim, keepdim: xp.min(x, axis=dim, keepdims=keepdim),
+      vjp=_amax_vjp)
 
+
+def _canon_one_dim(name):
+    return lambda types, *, dim, keepdim: {"dim": norm_dim(name, dim, types[0].ndim),
+                                           "keepdim": bool(keepdim)}
+
+
+def _with_indices_infer(name):
+    def infer(types, *, dim, keepdim):
+        t = types[0]
+        if t.ndim and t.shape[dim] == 0:
+            raise ValueError(f"{name}(): Expected reduction dim {dim} to have non-zero size, "
+                             f"got {t}")
+        shape = reduce_shape(t.shape, (dim,), keepdim) if t.ndim else ()
+        return T.TensorType(shape, t.dtype), T.TensorType(shape, T.int64)
+    return infer
+
+
+def _with_indices_kernel(arg):
+    def kernel(xp, x, *, dim, keepdim):
+        if x.ndim == 0:
+            return x, xp.zeros((), dtype=xp.int64)
+        idx = getattr(xp, arg)(x, axis=dim, keepdims=True).astype(xp.int64)  # first of ties
+        values = xp.take_along_axis(x, idx, axis=dim)
+        if not keepdim:
+            values, idx = xp.squeeze(values, axis=dim), xp.squeeze(idx, axis=dim)
+        return values, idx
+    return kernel
+
+
+def _max_min(name, full, binary):
+    def decomp(ops, x, dim=None, keepdim=False, other=None):
+        if other is None and ops.is_operand(dim):   # torch.max(a, b): elementwise
+            other, dim = dim, None
+        if other is not None:
+            return getattr(ops, binary)(x, other)
+        if dim is None:
+            if keepdim:
+                raise with_location(TypeError(f"{name}(): keepdim=True needs dim"), ops.location())
+            if math.prod(x.shape) == 0:
+                raise with_location(ValueError(
+                    f"{name}(): Expected reduction dim to be specified for input.numel() == 0, "
+                    f"got {T.TensorType(tuple(x.shape), x.dtype)}"), ops.location())
+            return getattr(ops, full)(x)
+        return RETURN_TYPES[name](*getattr(ops, f"{name}_with_indices")(x, dim, keepdim))
+    return decomp
+
+
+for _name, _arg, _binary in (("max", "argmax", "maximum"), ("min", "argmin", "minimum")):
+    # with dim: (values, indices), the whole gradient to the index returned (first of ties)
+    defop(f"{_name}_with_indices", "input", attrs=(("dim", 0), ("keepdim", False)),
+          canon=_canon_one_dim(_name), infer=_with_indices_infer(_name),
+          kernel=_with_indices_kernel(_arg), flags=RED | INTERNAL, ref=f"torch.{_name}(dim)",
+          vjp=lambda b, ct, x, values, indices, *, dim, keepdim: [
+              scatter_values(b, ct[0], x, indices, dim, keepdim)])
+    # torch.max(x) -> amax over all dims (ties share the gradient); max(x, dim) -> (values,
+    # indices); max(x, other) -> maximum
+    defop(_name, "input", attrs=(("dim", None), ("keepdim", False), ("other", None)),
+          decomp=_max_min(_name, "a" + _name, _binary), ref=f"torch.{_name}")
+
+
+def _canon_arg(name):
+    def canon(types, *, dim, keepdim):
+        return {"dim": None if dim is None else norm_dim(name, dim, types[0].ndim),
+                "keepdim": bool(keepdim)}
+    return canon
+
+
+def _arg_infer(name):
+    def infer(types, *, dim, keepdim):
+        t = types[0]
+        if dim is None and math.prod(t.shape) == 0:
+            raise ValueError(f"{name}(): Expected reduction dim to be specified for "
+                             f"input.numel() == 0, got {t}")
+        if dim is None or not t.ndim:
+            return T.TensorType((1,) * t.ndim if keepdim else (), T.int64)
+        if t.shape[dim] == 0:
+            raise ValueError(f"{name}(): Expected reduction dim {dim} to have non-zero size, "
+                             f"got {t}")
+        return T.TensorType(reduce_shape(t.shape, (dim,), keepdim), T.int64)
+    return infer
+
+
+def _arg_kernel(fn):
+    def kernel(xp, x, *, dim, keepdim):
+        if dim is None or x.ndim == 0:   # index into the flattened input
+            out = getattr(xp, fn)(xp.reshape(x, (-1,)))
+            return xp.reshape(out, (1,) * x.ndim if keepdim else ()).astype(xp.int64)
+        return getattr(xp, fn)(x, axis=dim, keepdims=keepdim).astype(xp.int64)
+    return kernel
+
+
+for _name in ("argmax", "argmin"):   # ties: the first index, as torch
+    defop(_name, "input", attrs=(("dim", None), ("keepdim", False)), canon=_canon_arg(_name),
+          infer=_arg_infer(_name), kernel=_arg_kernel(_name), vjp=NONDIFF, flags=RED,
+          ref=f"torch.{_name}")
+
+
+# ---- var / std -------------------------------------------------------------------
+def _canon_var(name):
+    """torch's overloads: (dim, *, correction, keepdim), (dim, unbiased, keepdim), (unbiased)."""
+    def canon(types, *, dim=None, unbiased=None, keepdim=False, correction=None):
+        if isinstance(dim, bool):        # var(x, True): the legacy (input, unbiased) overload
+            if unbiased is not None:
+                raise TypeError(f"{name}(): got unbiased twice ({dim!r} and {unbiased!r})")
+            dim, unbiased = None, dim
+        if unbiased is not None and correction is not None:
+            raise TypeError(f"{name}(): pass either unbiased or correction, not both")
+        if correction is None:
+            correction = 1 if unbiased is None or unbiased else 0
+        return {"dim": norm_dims(name, dim, types[0].ndim), "unbiased": None,
+                "keepdim": bool(keepdim), "correction": correction}
+    return canon
+
+
+def _var_infer(name):
+    def infer(types, *, dim, unbiased, keepdim, correction):
+        t = types[0]
+        if not t.dtype.is_floating_point:
+            raise DTypeError(f"{name}: only floating-point tensors are supported, got {t}")
+        return T.TensorType(reduce_shape(t.shape, dim, keepdim), t.dtype)
+    return infer
+
+
+def _var_kernel(xp, x, *, dim, unbiased, keepdim, correction):
+    return xp.var(x, axis=dim, ddof=correction, keepdims=keepdim)
+
+
+def _centered(b, x, dim, correction):
+    """(x - mean) / (N - correction), the shared factor of var's and std's gradients."""
+    n = math.prod(x.shape[d] for d in dim) - correction
+    return b.mul(b.sub(x, b.mean(x, dim, True)), 1.0 / n if n > 0 else math.inf)
+
+
+def _std_vjp(b, ct, x, out, *, dim, unbiased, keepdim, correction):
+    # torch: 0 where std == 0 (a constant slice), not 0 * inf
+    ct_k, out_k = _keep(b, ct, x, dim, keepdim), _keep(b, out, x, dim, keepdim)
+    return [b.mul(b.where(b.eq(out_k, 0.0), 0.0, b.div(ct_k, out_k)),
+                  _centered(b, x, dim, correction))]
+
+
+_VAR_ATTRS = (("dim", None), ("unbiased", None), ("keepdim", False), ("correction", None))
+
+defop("var", "input", attrs=_VAR_ATTRS, canon=_canon_var("var"), infer=_var_infer("var"),
+      kernel=_var_kernel, flags=RED, ref="torch.var",
+      vjp=lambda b, ct, x, out, *, dim, unbiased, keepdim, correction: [
+          b.mul(_keep(b, ct, x, dim, keepdim), b.mul(_centered(b, x, dim, correction), 2.0))])
+
+defop("std", "input", attrs=_VAR_ATTRS, canon=_canon_var("std"), infer=_var_infer("std"),
+      kernel=lambda xp, x, **a: xp.sqrt(_var_kernel(xp, x, **a)), flags=RED, ref="torch.std",
+      vjp=_std_vjp)
+
+
+def _with_mean(name):
+    def decomp(ops, x, dim=None, unbiased=None, keepdim=False, correction=None):
+        t = T.TensorType(tuple(x.shape), x.dtype)
+        try:
+            a = _canon_var(name)([t], dim=dim, unbiased=unbiased, keepdim=keepdim,
+                                 correction=correction)
+            _var_infer(name)([t], **a)
+        except (IndexError, TypeError, ValueError) as e:
+            raise with_location(e, ops.location()) from None
+        spread = getattr(ops, name[:3])(x, a["dim"], None, a["keepdim"], a["correction"])
+        return spread, ops.mean(x, a["dim"], a["keepdim"])
+    return decomp
+
+
+defop("var_mean", "input", attrs=_VAR_ATTRS, decomp=_with_mean("var_mean"),
+      ref="torch.var_mean")
+defop("std_mean", "input", attrs=_VAR_ATTRS, decomp=_with_mean("std_mean"),
+      ref="torch.std_mean")
+
+
+# ---- logsumexp / norm ------------------------------------------------------------
+def _logsumexp_kernel(xp, x, *, dim, keepdim):
+    m = xp.max(x, axis=dim, keepdims=True, initial=-xp.inf)
+    m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))   # all -inf (or an inf): no shift
+    out = xp.log(xp.sum(xp.exp(x - m), axis=dim, keepdims=True)) + m
+    return out if keepdim else xp.squeeze(out, axis=dim)
+
+
+# d/dx = exp(x - out): nan where the result is infinite, as torch
+defop("logsumexp", "input", attrs=(("dim", REQUIRED), ("keepdim", False)),
+      canon=canon_reduce("logsumexp"), flags=RED | TO_FLOAT, ref="torch.logsumexp",
+      infer=lambda types, *, dim, keepdim: T.TensorType(
+          reduce_shape(types[0].shape, dim, keepdim), types[0].dtype),
+      kernel=_logsumexp_kernel,
+      vjp=lambda b, ct, x, out, *, dim, keepdim: [
+          b.mul(_keep(b, ct, x, dim, keepdim), b.exp(b.sub(x, _keep(b, out, x, dim, keepdim))))])
+
+
+def _canon_norm(types, *, p, dim, keepdim, dtype):
+    if isinstance(p, str):
+        if p != "fro":
+            raise NotImplementedError(f"norm: p={p!r} is not supported; only vector norms "
+                                      "(a number, inf, -inf or 'fro')")
+        if dim is not None and not isinstance(dim, int) and len(dim) > 2:
+            raise ValueError(f"norm: p='fro' takes at most 2 dims, got dim={dim}")
+        p = 2.0
+    elif p is None:
+        p = 2.0
+    elif isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise TypeError(f"norm: p must be a number or 'fro', got {p!r}")
+    return {"p": float(p), "dim": norm_dims("norm", dim, types[0].ndim),
+            "keepdim": bool(keepdim), "dtype": None if dtype is None else T.as_dtype(dtype)}
+
+
+def _norm_infer(types, *, p, dim, keepdim, dtype):
+    t = types[0]
+    require_float("norm", t)
+    if dtype is not None and not dtype.is_floating_point:
+        raise DTypeError(f"norm: dtype must be a floating-point dtype, got {dtype.name}")
+    if (p < 0 or p == math.inf) and math.prod(t.shape[d] for d in dim) == 0:
+        raise ValueError(f"norm: cannot compute the {p} norm over an empty dimension of {t} "
+                         "(the operation has no identity)")
+    return T.TensorType(reduce_shape(t.shape, dim, keepdim), dtype or t.dtype)
+
+
+def _norm_kernel(xp, x, *, p, dim, keepdim, dtype):
+    a = xp.abs(x if dtype is None else x.astype(dtype.numpy))
+    if p == math.inf:
+        return xp.max(a, axis=dim, keepdims=keepdim)
+    if p == -math.inf:
+        return xp.min(a, axis=dim, keepdims=keepdim)
+    if p == 0:
+        return xp.sum(a != 0, axis=dim, keepdims=keepdim, dtype=a.dtype)
+    if p == 1:
+        return xp.sum(a, axis=dim, keepdims=keepdim)
+    if p == 2:
+        return xp.sqrt(xp.sum(a * a, axis=dim, keepdims=keepdim))
+    return xp.sum(a ** p, axis=dim, keepdims=keepdim) ** (1.0 / p)
+
+
+def _norm_vjp(b, ct, x, out, *, p, dim, keepdim, dtype):
+    """torch's linalg_vector_norm_backward: 0 where the norm is 0, ties share an inf norm."""
+    ct, out = _keep(b, ct, x, dim, keepdim), _keep(b, out, x, dim, keepdim)
+    if p == 0:
+        return [None]
+    if p == 1:
+        return [b.mul(ct, b.sign(x))]
+    if p == 2:
+        return [b.mul(ct, b.where(b.eq(out, 0.0), 0.0, b.div(x, out)))]
+    if math.isinf(p):   # amax/amin of |x|; a NaN counts as an extreme
+        a = b.abs(x)
+        mask = b.add(b.convert(b.eq(a, out), ct.dtype), b.convert(b.ne(a, a), ct.dtype))
+        return [b.mul(b.sign(x), b.mul(b.div(ct, b.sum(mask, dim, True)), mask))]
+    scaled = b.mul(b.sign(x), b.pow(b.abs(x), p - 1))
+    if p < 1:
+        scaled = b.where(b.eq(x, 0.0), 0.0, scaled)
+        return [b.mul(b.mul(scaled, ct), b.pow(out, 1 - p))]
+    return [b.mul(scaled, b.where(b.eq(out, 0.0), 0.0, b.div(ct, b.pow(out, p - 1))))]
+
+
+# torch.norm for vector norms (torch.linalg.vector_norm); p='fro' is the 2-norm
+defop("norm", "input", attrs=(("p", "fro"), ("dim", None), ("keepdim", False), ("dtype", None)),
+      canon=_canon_norm, infer=_norm_infer, kernel=_norm_kernel, vjp=_norm_vjp, flags=RED,
+      ref="torch.norm (vector norms, as torch.linalg.vector_norm)")
+
+
+# ---- all / any / count_nonzero ---------------------------------------------------
+def _bool_infer(types, *, dim, keepdim):   # torch: uint8 in, uint8 out; else bool
+    t = types[0]
+    return T.TensorType(reduce_shape(t.shape, dim, keepdim),
+                        T.uint8 if t.dtype is T.uint8 else T.bool_)
+
+
+def _bool_kernel(fn):
+    def kernel(xp, x, *, dim, keepdim):
+        out = getattr(xp, fn)(x, axis=dim, keepdims=keepdim)
+        return out.astype("uint8" if x.dtype.name == "uint8" else "bool")
+    return kernel
+
+
+for _name in ("all", "any"):
+    defop(_name, "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce(_name),
+          infer=_bool_infer, kernel=_bool_kernel(_name), vjp=NONDIFF, flags=RED,
+          ref=f"torch.{_name}")
+
+defop("count_nonzero", "input", attrs=(("dim", None),), flags=RED, vjp=NONDIFF,
+      canon=lambda types, *, dim: {"dim": norm_dims("count_nonzero", dim, types[0].ndim)},
+      infer=lambda types, *, dim: T.TensorType(reduce_shape(types[0].shape, dim, False), T.int64),
+      kernel=lambda xp, x, *, dim: xp.sum(x != 0, axis=dim, dtype="int64"),
+      ref="torch.count_nonzero")
+
+
+# ---- scans: cumsum / cumprod --------------------------------------------------------
+def _canon_scan(name):
+    return lambda types, *, dim, dtype: {"dim": norm_dim(name, dim, types[0].ndim),
+                                         "dtype": None if dtype is None else T.as_dtype(dtype)}
+
+
+def _scan_kernel(fn):
+    def kernel(xp, x, *, dim, dtype):
+        out = getattr(xp, fn)(x if x.ndim else xp.reshape(x, (1,)), axis=dim,
+                              dtype=_np_dtype(x, dtype))
+        return out if x.ndim else xp.reshape(out, ())
+    return kernel
+
+
+def _flip(b, v, dim):
+    n = v.shape[dim]
+    return b.index_take(v, b.arange(n - 1, -1, -1), dim)
+
+
+def _reverse_cumsum(b, v, dim):
+    """out[i] = sum of v[j] for j >= i along dim."""
+    return _flip(b, b.cumsum(_flip(b, v, dim), dim), dim) if v.shape else v
+
+
+def _shift(b, v, dim, fill):
+    """v[i - 1] at position i along dim, `fill` at position 0."""
+    n = v.shape[dim]
+    edge = b.full(tuple(1 if d == dim else s for d, s in enumerate(v.shape)), fill, v.dtype)
+    if n <= 1:
+        return edge if n == 1 else v
+    stops = tuple(n - 1 if d == dim else s for d, s in enumerate(v.shape))
+    return b.cat([edge, b.slice(v, (0,) * len(stops), stops, (1,) * len(stops))], dim)
+
+
+def _exclusive_cumprod(b, x, dim):
+    """The product of x[j] for j < i along dim (1 at i = 0)."""
+    return b.cumprod(_shift(b, x, dim, 1.0), dim)
+
+
+def _cumprod_vjp(b, ct, x, out, *, dim, dtype):
+    # g_i = prod_{l<i} x_l * h_i with h_i = sum_{j>=i} ct_j prod_{i<l<=j} x_l, i.e. the reverse
+    # recurrence h_i = ct_i + x_{i+1} h_{i+1}: no division, so exact at zeros (and in its
+    # own derivative), as torch's
+    if not x.shape:
+        return [ct]
+    xc = x if x.dtype is ct.dtype else b.convert(x, ct.dtype)
+    return [b.mul(_exclusive_cumprod(b, xc, dim), b.linear_scan(xc, ct, dim, True))]
+
+
+_SCAN = dict(attrs=(("dim", REQUIRED), ("dtype", None)), flags=CHEAP,
+             infer=lambda types, *, dim, dtype: T.TensorType(
+                 types[0].shape, _accumulate_dtype(types[0], dtype)))
+
+defop("cumsum", "input", canon=_canon_scan("cumsum"), kernel=_scan_kernel("cumsum"),
+      vjp=lambda b, ct, x, out, *, dim, dtype: [_reverse_cumsum(b, ct, dim)],
+      ref="torch.cumsum", **_SCAN)
+defop("cumprod", "input", canon=_canon_scan("cumprod"), kernel=_scan_kernel("cumprod"),
+      vjp=_cumprod_vjp, ref="torch.cumprod", **_SCAN)
+
+
+# ---- linear recurrences: h_i = x_i + a_i h_{i-1} (or x_i + a_{i+1} h_{i+1} reversed) ------
+def _linear_scan_infer(types, *, dim, reverse):
+    a, x = types
+    if a != x or not x.ndim:
+        raise ShapeError(f"linear_scan: coefficients and inputs must share one type of "
+                         f"rank >= 1, got {fmt_types(types)}")
+    return x
+
+
+def _linear_scan_np(xp, a, x, *, dim, reverse):
+    a, x = xp.moveaxis(a, dim, 0), xp.moveaxis(x, dim, 0)
+    h = xp.empty_like(x)
+    n = x.shape[0]
+    for i in (range(n - 1, -1, -1) if reverse else range(n)):
+        edge = i == (n - 1 if reverse else 0)
+        h[i] = x[i] if edge else x[i] + (a[i + 1] * h[i + 1] if reverse else a[i] * h[i - 1])
+    return xp.moveaxis(h, 0, dim)
+
+
+def _linear_scan_jax(xp, a, x, *, dim, reverse):
+    from jax import lax
+    if reverse:   # step i's coefficient is a[i + 1]
+        n = a.shape[dim]
+        a = xp.concatenate([lax.slice_in_dim(a, 1, n, axis=dim),
+                            xp.zeros_like(lax.slice_in_dim(a, 0, 1, axis=dim))], axis=dim)
+    # compose the affine maps h -> a h + x, earlier step first
+    compose = lambda p, q: (p[0] * q[0], q[0] * p[1] + q[1])  # noqa: E731
+    return lax.associative_scan(compose, (a, x), reverse=reverse, axis=dim)[1]
+
+
+def _linear_scan_vjp(b, ct, a, x, h, *, dim, reverse):
+    lam = b.linear_scan(a, ct, dim, not reverse)   # the adjoint recurrence, same coefficients
+    # forward: h_i = x_i + a_i h_{i-1} -> lam_i h_{i-1};  reverse: h_{i-1} = .. + a_i h_i
+    da = b.mul(_shift(b, lam, dim, 0.0), h) if reverse else b.mul(lam, _shift(b, h, dim, 0.0))
+    return [da, lam]
+
+
+# cumprod's exact gradient (torch's is exact at zeros); a sequential loop on NumPy,
+# lax.associative_scan on jax.
+defop("linear_scan", "coeff, input", attrs=(("dim", 0), ("reverse", False)), flags=INTERNAL,
+      canon=lambda types, *, dim, reverse: {"dim": norm_dim("linear_scan", dim, types[1].ndim),
+                                            "reverse": bool(reverse)},
+      infer=_linear_scan_infer, kernel=_linear_scan_np, kernels={"jax": _linear_scan_jax},
+      vjp=_linear_scan_vjp, ref="h[i] = input[i] + coeff[i] * h[i-1] (jax.lax.associative_scan)")
+
+
+# ---- composites -------------------------------------------------------------------
 def _mean(ops, x, dim=None, keepdim=False):
     if not x.dtype.is_floating_point:
         raise DTypeError("mean(): could not infer output dtype. Input dtype must be a "

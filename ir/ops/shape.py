@@ -638,7 +638,7 @@ def _pad(ops, x, pad, mode="constant", value=None):
     if mode == "constant":
         return _pad_constant(ops, x, pairs, 0 if value is None else value)
     out = _pad_edges(ops, x, pairs, mode)
-    return out if out is not x else ops.cat([x], 0)   # a copy, as torch
+    return out if out is not x else ops.clone(x)   # a copy, as torch
 
 
 defop("pad", "input", attrs=(("pad", REQUIRED), ("mode", "constant"), ("value", None)),
@@ -672,3 +672,10 @@ defop("checkpoint_name", "input", attrs=(("name", ""),), flags=CHEAP | INTERNAL,
       infer=lambda types, *, name: types[0], ref="jax.ad_checkpoint.checkpoint_name",
       kernel=lambda xp, x, *, name: x,
       vjp=lambda b, ct, x, out, *, name: [ct])
+
+
+# ---- copies ----------------------------------------------------------------------------
+defop("clone", "input", attrs=(("memory_format", None),), flags=CHEAP,
+      infer=lambda types, **_: types[0], ref="torch.clone",
+      kernel=lambda xp, x, *, memory_format: xp.array(x, copy=True),
+      vjp=lambda b, ct, x, out, **_: [ct])

@@ -1,12 +1,16 @@
 """Elementwise unary ops. VJP rules emit IR through the builder `b`."""
 from __future__ import annotations
 
+import math
+
 from .. import types as T
+from ..builder import with_location
 from ..errors import DTypeError
 from ..registry import CHEAP, ELEMENTWISE, INTERNAL, NONDIFF, TO_FLOAT, defop
-from ._common import same_as_first
+from ._common import require_float, same_as_first
 
 EW = ELEMENTWISE | CHEAP
+LN2, LN10 = math.log(2.0), math.log(10.0)
 
 
 def _no_bool(name):
@@ -15,6 +19,45 @@ def _no_bool(name):
             raise DTypeError(f"{name}: not supported for bool tensors, got {types[0]}")
         return types[0]
     return infer
+
+
+def float_only(name):
+    """Infer for ops torch defines on floating-point tensors only (no int -> float promotion)."""
+    def infer(types, **_):
+        require_float(name, types[0])
+        return types[0]
+    return infer
+
+
+def bool_out(types, **_):
+    return T.TensorType(types[0].shape, T.bool_)
+
+
+def scalar(x, v):
+    """The number `v` as a scalar of x's dtype (NumPy lifts bfloat16 with a Python float)."""
+    return x.dtype.type(v)
+
+
+def zero_grad(b, ct, *_, **__):
+    """VJP of a piecewise-constant op (floor, round ...): zeros, as torch."""
+    return [b.full(ct.shape, 0.0, ct.dtype)]
+
+
+def check_operand(ops, name: str, x, *, arg: str = "input", floating: bool = False):
+    """A decomposition's tensor operand checked as `Frontend.call` checks a primitive's."""
+    if not ops.is_operand(x):
+        raise with_location(TypeError(f"{name}(): argument '{arg}' must be a tensor, got "
+                                      f"{type(x).__name__}"), ops.location())
+    if floating and not x.dtype.is_floating_point:
+        raise DTypeError(f"{name}: expected a floating-point tensor, got {ops.type_of(x)}"
+                         ).add_location(ops.location())
+    return x
+
+
+def _unary(name, kernel, vjp, infer=same_as_first, flags=EW | TO_FLOAT, attrs=(), canon=None,
+           **kw):
+    return defop(name, "input", attrs=attrs, canon=canon, infer=infer, kernel=kernel, vjp=vjp,
+                 flags=flags, ref=kw.pop("ref", f"torch.{name}"), **kw)
 
 
 defop("neg", "input", infer=_no_bool("neg"), flags=EW, ref="torch.neg",
@@ -57,6 +100,214 @@ defop("abs", "input", infer=same_as_first, flags=EW, ref="torch.abs",
       vjp=lambda b, ct, x, out: [b.mul(ct, b.sign(x))])
 
 
+# ---- trigonometric and hyperbolic (int/bool promote to float32) ---------------------------------
+def _rsqrt_of(b, y):
+    return b.reciprocal(b.sqrt(y))
+
+
+_unary("sin", lambda xp, x: xp.sin(x), lambda b, ct, x, out: [b.mul(ct, b.cos(x))])
+_unary("cos", lambda xp, x: xp.cos(x), lambda b, ct, x, out: [b.neg(b.mul(ct, b.sin(x)))])
+_unary("tan", lambda xp, x: xp.tan(x),
+       lambda b, ct, x, out: [b.mul(ct, b.add(b.mul(out, out), 1.0))])
+# inf at |x| == 1, as torch (1 / sqrt(0))
+_unary("asin", lambda xp, x: xp.arcsin(x),
+       lambda b, ct, x, out: [b.mul(ct, _rsqrt_of(b, b.rsub(b.mul(x, x), 1.0)))])
+_unary("acos", lambda xp, x: xp.arccos(x),
+       lambda b, ct, x, out: [b.neg(b.mul(ct, _rsqrt_of(b, b.rsub(b.mul(x, x), 1.0))))])
+_unary("atan", lambda xp, x: xp.arctan(x),
+       lambda b, ct, x, out: [b.div(ct, b.add(b.mul(x, x), 1.0))])
+_unary("sinh", lambda xp, x: xp.sinh(x), lambda b, ct, x, out: [b.mul(ct, b.cosh(x))])
+_unary("cosh", lambda xp, x: xp.cosh(x), lambda b, ct, x, out: [b.mul(ct, b.sinh(x))])
+_unary("asinh", lambda xp, x: xp.arcsinh(x),
+       lambda b, ct, x, out: [b.mul(ct, _rsqrt_of(b, b.add(b.mul(x, x), 1.0)))])
+_unary("acosh", lambda xp, x: xp.arccosh(x),
+       lambda b, ct, x, out: [b.mul(ct, _rsqrt_of(b, b.sub(b.mul(x, x), 1.0)))])
+_unary("atanh", lambda xp, x: xp.arctanh(x),
+       lambda b, ct, x, out: [b.div(ct, b.rsub(b.mul(x, x), 1.0))])
+
+# ---- exponentials, logarithms, powers -----------------------------------------------------------
+_unary("exp2", lambda xp, x: xp.exp2(x), lambda b, ct, x, out: [b.mul(ct, b.mul(out, LN2))])
+_unary("expm1", lambda xp, x: xp.expm1(x), lambda b, ct, x, out: [b.mul(ct, b.add(out, 1.0))])
+_unary("log2", lambda xp, x: xp.log2(x), lambda b, ct, x, out: [b.div(ct, b.mul(x, LN2))])
+_unary("log10", lambda xp, x: xp.log10(x), lambda b, ct, x, out: [b.div(ct, b.mul(x, LN10))])
+_unary("log1p", lambda xp, x: xp.log1p(x), lambda b, ct, x, out: [b.div(ct, b.add(x, 1.0))])
+_unary("reciprocal", lambda xp, x: xp.reciprocal(x),
+       lambda b, ct, x, out: [b.neg(b.mul(ct, b.mul(out, out)))])
+
+defop("rsqrt", "input", ref="torch.rsqrt",
+      decomp=lambda ops, x: ops.reciprocal(ops.sqrt(check_operand(ops, "rsqrt", x))))
+
+
+def _square(ops, x):
+    check_operand(ops, "square", x)
+    if x.dtype is T.bool_:      # torch.square(bool) is int64
+        x = ops.convert(x, T.int64)
+    return ops.mul(x, x)
+
+
+defop("square", "input", decomp=_square, ref="torch.square")
+
+
+# ---- rounding: gradient 0 everywhere; integer tensors come back unchanged -----------------------
+def _rounding(name, fn):
+    def kernel(xp, x):
+        return x.copy() if x.dtype.kind in "iu" else fn(xp, x)
+    _unary(name, kernel, zero_grad, infer=_no_bool(name), flags=EW)
+
+
+_rounding("floor", lambda xp, x: xp.floor(x))
+_rounding("ceil", lambda xp, x: xp.ceil(x))
+_rounding("trunc", lambda xp, x: xp.trunc(x))
+
+
+def _round_infer(types, *, decimals):
+    t = _no_bool("round")(types)
+    if decimals and not t.dtype.is_floating_point:
+        raise DTypeError(f"round: decimals={decimals} needs a floating-point tensor, got {t}")
+    return t
+
+
+def _round_canon(types, *, decimals):
+    if isinstance(decimals, bool) or not isinstance(decimals, int):
+        raise TypeError(f"round: decimals must be an int, got {type(decimals).__name__}")
+    return {"decimals": decimals}
+
+
+# half to even, as torch; decimals scales by 10**decimals first (as torch and NumPy)
+_unary("round", lambda xp, x, *, decimals: x.copy() if x.dtype.kind in "iu"
+       else xp.round(x, decimals), zero_grad, infer=_round_infer, flags=EW,
+       attrs=(("decimals", 0),), canon=_round_canon)
+
+
+def _frac(ops, x):
+    check_operand(ops, "frac", x, floating=True)
+    return ops.sub(x, ops.trunc(x))
+
+
+defop("frac", "input", decomp=_frac, ref="torch.frac")
+
+
+# ---- NaN/Inf handling ---------------------------------------------------------------------------
+def _finfo(dtype):
+    import ml_dtypes   # np.finfo does not know bfloat16
+    return ml_dtypes.finfo(dtype)
+
+
+def _nan_to_num_kernel(xp, x, *, nan, posinf, neginf):
+    if x.dtype.kind not in "f" and x.dtype.name != "bfloat16":
+        return x.copy()
+    info = _finfo(x.dtype)
+    hi = info.max if posinf is None else scalar(x, posinf)
+    lo = info.min if neginf is None else scalar(x, neginf)
+    inf = scalar(x, math.inf)
+    out = xp.where(xp.isnan(x), scalar(x, nan), x)
+    return xp.where(x == inf, hi, xp.where(x == -inf, lo, out))
+
+
+def _nan_to_num_canon(types, *, nan, posinf, neginf):
+    as_float = lambda v: None if v is None else float(v)  # noqa: E731
+    return {"nan": float(nan), "posinf": as_float(posinf), "neginf": as_float(neginf)}
+
+
+# gradient passes where x is finite, 0 at NaN/Inf (torch)
+_unary("nan_to_num", _nan_to_num_kernel, flags=EW,
+       vjp=lambda b, ct, x, out, **_: [b.where(b.isfinite(x), ct, 0.0)],
+       attrs=(("nan", 0.0), ("posinf", None), ("neginf", None)), canon=_nan_to_num_canon)
+
+
+def _classify(name, fn, int_value):
+    def kernel(xp, x):
+        if x.dtype.kind in "biu":
+            return xp.full(x.shape, int_value, dtype=bool)
+        return fn(xp, x)
+    _unary(name, kernel, NONDIFF, infer=bool_out, flags=EW)
+
+
+_classify("isnan", lambda xp, x: xp.isnan(x), False)
+_classify("isinf", lambda xp, x: xp.isinf(x), False)
+_classify("isfinite", lambda xp, x: xp.isfinite(x), True)
+
+
+# ---- activations (tg.nn.functional) -------------------------------------------------------------
+def _float_canon(*names):
+    return lambda types, **attrs: {k: float(v) if k in names else v for k, v in attrs.items()}
+
+
+def _softplus_kernel(xp, x, *, beta, threshold):
+    bx = x * scalar(x, beta)
+    # log(1 + exp(bx)) / beta without overflow; linear above the threshold, as torch
+    soft = xp.logaddexp(scalar(x, 0.0), bx) / scalar(x, beta)
+    return xp.where(bx > scalar(x, threshold), x, soft)
+
+
+def _softplus_vjp(b, ct, x, out, *, beta, threshold):
+    bx = b.mul(x, beta)
+    return [b.where(b.gt(bx, threshold), ct, b.mul(ct, b.sigmoid(bx)))]
+
+
+_unary("softplus", _softplus_kernel, _softplus_vjp, infer=float_only("softplus"), flags=EW,
+       attrs=(("beta", 1.0), ("threshold", 20.0)), canon=_float_canon("beta", "threshold"),
+       ref="torch.nn.functional.softplus")
+
+
+def _elu_kernel(xp, x, *, alpha):
+    return xp.where(x > scalar(x, 0.0), x, scalar(x, alpha) * xp.expm1(x))
+
+
+# x <= 0: alpha * exp(x) (= out + alpha), so alpha at 0 as torch
+_unary("elu", _elu_kernel, infer=float_only("elu"), flags=EW,
+       vjp=lambda b, ct, x, out, *, alpha: [b.where(b.gt(x, 0.0), ct,
+                                                    b.mul(ct, b.add(out, alpha)))],
+       attrs=(("alpha", 1.0),), canon=_float_canon("alpha"), ref="torch.nn.functional.elu")
+
+# negative_slope at 0, as torch
+_unary("leaky_relu", lambda xp, x, *, negative_slope: xp.where(
+           x > scalar(x, 0.0), x, x * scalar(x, negative_slope)),
+       lambda b, ct, x, out, *, negative_slope: [
+           b.where(b.gt(x, 0.0), ct, b.mul(ct, negative_slope))],
+       infer=float_only("leaky_relu"), flags=EW, attrs=(("negative_slope", 0.01),),
+       canon=_float_canon("negative_slope"), ref="torch.nn.functional.leaky_relu")
+
+
+def _hardtanh_canon(types, *, min_val, max_val):
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val cannot be greater than max_val, got min_val="
+                         f"{min_val} and max_val={max_val}")
+    return {"min_val": float(min_val), "max_val": float(max_val)}
+
+
+def _hardtanh_kernel(xp, x, *, min_val, max_val):
+    # torch clamps integer tensors to the truncated bounds; np.clip would lift bfloat16
+    lo, hi = (int(min_val), int(max_val)) if x.dtype.kind in "iu" else (min_val, max_val)
+    return xp.minimum(xp.maximum(x, scalar(x, lo)), scalar(x, hi))
+
+
+# gradient 0 at both bounds (open interval), unlike clamp's closed one: torch
+_unary("hardtanh", _hardtanh_kernel, infer=_no_bool("hardtanh"), flags=EW,
+       vjp=lambda b, ct, x, out, *, min_val, max_val: [b.where(
+           b.logical_and(b.gt(x, min_val), b.lt(x, max_val)), ct, 0.0)],
+       attrs=(("min_val", -1.0), ("max_val", 1.0)), canon=_hardtanh_canon,
+       ref="torch.nn.functional.hardtanh")
+
+defop("relu6", "input", ref="torch.nn.functional.relu6 (hardtanh(x, 0, 6))",
+      decomp=lambda ops, x: ops.hardtanh(check_operand(ops, "relu6", x), 0.0, 6.0))
+
+
+def _silu(ops, x):
+    check_operand(ops, "silu", x, floating=True)
+    return ops.mul(x, ops.sigmoid(x))
+
+
+def _mish(ops, x):
+    check_operand(ops, "mish", x, floating=True)
+    return ops.mul(x, ops.tanh(ops.softplus(x)))
+
+
+defop("silu", "input", decomp=_silu, ref="torch.nn.functional.silu (x * sigmoid(x))")
+defop("mish", "input", decomp=_mish, ref="torch.nn.functional.mish (x * tanh(softplus(x)))")
+
+
+# ---- casts, logical and bitwise -----------------------------------------------------------------
 def _convert_infer(types, *, dtype):
     return T.TensorType(types[0].shape, dtype)
 
@@ -73,6 +324,19 @@ defop("convert", "input", attrs=(("dtype", None),), flags=EW | INTERNAL,
       kernel=lambda xp, x, *, dtype: xp.asarray(x).astype(dtype.numpy),
       vjp=_convert_vjp)
 
-defop("logical_not", "input", infer=lambda types, **_: T.TensorType(types[0].shape, T.bool_),
-      flags=EW, ref="torch.logical_not",
+defop("logical_not", "input", infer=bool_out, flags=EW, ref="torch.logical_not",
       kernel=lambda xp, x: xp.logical_not(x), vjp=NONDIFF)
+
+
+def require_integral(name: str, t: T.TensorType) -> None:
+    """Bitwise ops take integer and bool tensors only."""
+    if t.dtype.is_floating_point:
+        raise DTypeError(f"{name}: only integer and bool tensors are supported, got {t}")
+
+
+def _bitwise_not_infer(types, **_):
+    require_integral("bitwise_not", types[0])
+    return types[0]
+
+
+_unary("bitwise_not", lambda xp, x: xp.invert(x), NONDIFF, infer=_bitwise_not_infer, flags=EW)

@@ -151,3 +151,17 @@ def test_float64_step_without_global_x64():
     loss = step(x, y)
     assert loss.dtype is tg.float64 and model[0].weight.dtype is tg.float64
     assert not jax.config.jax_enable_x64   # the user's jax setting is untouched
+
+
+def test_train_eval_switch_retraces():
+    # a compiled Dropout must stop masking after model.eval() (guard on .training)
+    drop = nn.Dropout(0.5)
+    f = tg.compile(lambda x: drop(x))
+    x = tg.ones(1000)
+    tg.manual_seed(0)
+    assert (f(x).numpy() == 0).sum() > 300        # training: about half dropped
+    drop.eval()
+    np.testing.assert_array_equal(f(x).numpy(), np.ones(1000))
+    drop.train()
+    assert (f(x).numpy() == 0).sum() > 300
+    assert f.traces == 2

@@ -75,6 +75,17 @@ class OpInfo:
         covers: registry ops this entry exercises (for the coverage test).
         executor_samples: which float32 samples also run their backward on the
             jax executor (each is one jit compile, so few).
+        supports_gradgrad: second derivatives exist and `gradgradcheck` runs
+            (False where the VJP rule is not itself differentiable; say why in `notes`).
+        low_precision: ``{dtype: (atol, rtol)}`` for float16/bfloat16 against float64,
+            overriding `LOW_PRECISION_TOLS` in tests/ops/test_ops.py (scaled by the
+            largest magnitude of the float64 result).
+        skips: ``{check: reason}`` for generic checks this op does not run; checks are
+            "gradcheck", "gradgradcheck", "compile", "float16", "bfloat16" and
+            "low_precision" (both).  The reason is printed in docs/ops.md.
+        notes: gradients at non-differentiable points (torch's subgradient) and where
+            the gradient is undefined, one short sentence each; listed in docs/ops.md.
+            ``note`` is the same field under the other spelling (both are listed).
     """
 
     name: str
@@ -88,6 +99,11 @@ class OpInfo:
     covers: tuple[str, ...] = ()
     dtypes: tuple = (F32, F64)
     executor_samples: tuple[int, ...] = (0,)
+    supports_gradgrad: bool = True
+    low_precision: dict = field(default_factory=dict)
+    skips: dict = field(default_factory=dict)
+    notes: str = ""
+    note: str = ""
 
     def tol(self, dtype) -> tuple[float, float]:
         return self.tols.get(dtype, DEFAULT_TOLS.get(dtype, (0.0, 0.0)))
@@ -695,7 +711,7 @@ def _getitem_errors():
         ErrorInput((x, slice(None, None, -1)), ValueError, ("step", "greater than zero")),
         ErrorInput((x, 1.5), TypeError, ("float",)),
         ErrorInput((x, A([0.5])), IndexError, ("indices", "float64")),
-        ErrorInput((x, A([True, False, True, False])), NotImplementedError, ("boolean mask",))]
+        ErrorInput((x, A([True, False, True])), IndexError, ("mask [3]", "[4, 3]", "index 0"))]
 
 
 # the jax executor has its own slice_backward / index_take_backward kernels (scatter with .at[])

@@ -8,12 +8,21 @@
 - the interpreter and the jax executor agree on the backward program.
 - every cached backward program passes the IR verifier.
 - bad inputs raise the declared error, naming the op and the shapes.
+- ``tg.autograd.gradcheck`` / ``gradgradcheck`` (fast mode, float64) on a few samples.
+- ``tg.compile`` of a step calling the op and backward() equals the eager step.
+- float16 / bfloat16 forward and gradients against float64 on the same rounded values.
+- gradients at non-differentiable points are torch's (`SUBGRADIENTS`).
+- docs/ops.md is what tools/gen_ops_doc.py generates from all of the above.
 """
 from __future__ import annotations
 
+import gc
+import math
 import os
 import sys
 import zlib
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -76,8 +85,14 @@ def _xfail(reason: str) -> list:
     return [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
 
 
-def _params(cases):
-    return [pytest.param(info, dtype, s, id=f"{info.name}-{dtype.short}-{i}", marks=_xfail(s.xfail))
+def _params(cases, keep: int | None = None):
+    """pytest params; with `keep`, samples past the first `keep` of each op and dtype are
+    marked slow (`make test` skips them to stay inside its time budget; `make test-all`
+    runs everything)."""
+    def marks(i, s):
+        extra = [pytest.mark.slow] if keep is not None and i >= keep else []
+        return _xfail(s.xfail) + extra
+    return [pytest.param(info, dtype, s, id=f"{info.name}-{dtype.short}-{i}", marks=marks(i, s))
             for info, dtype, i, s in cases]
 
 
@@ -112,11 +127,23 @@ def _cotangent(rng, out) -> np.ndarray:
     return np.asarray(rng.standard_normal(out.shape)).astype(out.dtype.numpy)
 
 
+def _joined(out, xp=None):
+    """What the gradient checks differentiate: a single output as it is; of a multi-output
+    op (a tuple), the floating outputs flattened and joined (tensors, or `xp` arrays)."""
+    if not isinstance(out, (tuple, list)):
+        return out
+    if xp is None:
+        flat = [o.reshape(-1) for o in out if o.dtype.is_floating_point]
+        return flat[0] if len(flat) == 1 else tg.cat(flat)
+    flat = [xp.ravel(o) for o in out if np.issubdtype(o.dtype, np.floating)]
+    return flat[0] if len(flat) == 1 else xp.concatenate(flat)
+
+
 def _tg_vjp(info, sample, u=None, rng=None):
     """(output, cotangent, gradients as arrays) through tg.autograd.grad."""
     args = _tensors(sample.args)
     diff = _diff_positions(sample)
-    out = info.fn(*args, **sample.kwargs)
+    out = _joined(info.fn(*args, **sample.kwargs))
     if u is None:
         u = _cotangent(rng, out)
     grads = tg.autograd.grad(out, [args[i] for i in diff], grad_outputs=tg.tensor(u))
@@ -139,7 +166,7 @@ def _jax_vjp(info, sample, u) -> list[np.ndarray]:
         a = list(args)
         for i, p in zip(diff, primals):
             a[i] = p
-        return info.ref(jnp, *a, **sample.kwargs)
+        return _joined(info.ref(jnp, *a, **sample.kwargs), jnp)
 
     with jax.enable_x64(True):
         out, pullback = jax.vjp(f, *[jnp.asarray(args[i]) for i in diff])
@@ -179,22 +206,27 @@ def _assert_close(actual, expected, dtype, tols, what=""):
 @pytest.mark.parametrize("info,dtype,sample", _params(CASES))
 def test_forward_matches_reference(info, dtype, sample):
     args = _tensors(sample.args)
-    out = info.fn(*args, **sample.kwargs)
-    expected = np.asarray(info.ref(np, *_upcast(sample.args), **sample.kwargs))
-    want = _expected_dtype(info, dtype, sample)
-    assert isinstance(out, tg.Tensor)
-    assert out.dtype is want, f"dtype {out.dtype}, torch gives {want}"
-    assert out.shape == expected.shape
-    _assert_close(out.detach().numpy(), expected, want, info.tol(want))
-    # torch: only float results of differentiable ops on inputs that require grad require grad
-    assert out.requires_grad == _has_grad(info, dtype, sample)
+    outs = _outputs(info.fn(*args, **sample.kwargs))
+    refs = _outputs(info.ref(np, *_upcast(sample.args), **sample.kwargs))
+    assert len(outs) == len(refs), f"{len(outs)} outputs, the reference has {len(refs)}"
+    for k, (out, expected) in enumerate(zip(outs, refs)):
+        expected = np.asarray(expected)
+        want = _expected_dtype(info, dtype, sample)
+        if len(outs) > 1 and expected.dtype.kind != "f":   # indices: the reference's dtype
+            want = from_numpy(expected.dtype)
+        assert isinstance(out, tg.Tensor)
+        assert out.dtype is want, f"output {k}: dtype {out.dtype}, torch gives {want}"
+        assert out.shape == expected.shape, f"output {k}"
+        _assert_close(out.detach().numpy(), expected, want, info.tol(want), f"output {k}")
+        # torch: only float results of differentiable ops on inputs that require grad do
+        assert out.requires_grad == (want.is_floating_point and _has_grad(info, dtype, sample))
     # each recorded kernel returned exactly the shape and dtype its `infer` promised
-    for node in engine._collect([out]):
+    for node in engine._collect(list(outs)):
         for t, a in zip(node.out_types, node.saved_outputs):
             assert (t.shape, t.dtype) == (a.shape, from_numpy(a.dtype)), node.op.name
 
 
-@pytest.mark.parametrize("info,dtype,sample", _params(GRAD_CASES))
+@pytest.mark.parametrize("info,dtype,sample", _params(GRAD_CASES, keep=2))
 def test_vjp_matches_jax(info, dtype, sample):
     rng = np.random.default_rng(_seed("jax", info.name))
     out, u, grads = _tg_vjp(info, sample, rng=rng)
@@ -205,7 +237,7 @@ def test_vjp_matches_jax(info, dtype, sample):
     _verify_cached_programs(out)
 
 
-@pytest.mark.parametrize("info,dtype,sample", _params(FD_CASES))
+@pytest.mark.parametrize("info,dtype,sample", _params(FD_CASES, keep=3))
 def test_vjp_matches_finite_differences(info, dtype, sample):
     rng = np.random.default_rng(_seed("fd", info.name))
     out, u, grads = _tg_vjp(info, sample, rng=rng)
@@ -215,7 +247,7 @@ def test_vjp_matches_finite_differences(info, dtype, sample):
         a = list(consts)
         a[i] = tg.tensor(xi)
         with tg.no_grad():
-            return info.fn(*a, **sample.kwargs).numpy()
+            return _joined(info.fn(*a, **sample.kwargs)).numpy()
 
     for i, g in zip(_diff_positions(sample), grads):
         x = sample.args[i]
@@ -232,7 +264,7 @@ def test_executors_agree(info, dtype, sample):
     """One backward program, run by the interpreter and by the jax lowering: same gradients."""
     args = _tensors(sample.args)
     diff = _diff_positions(sample)
-    out = info.fn(*args, **sample.kwargs)
+    out = _joined(info.fn(*args, **sample.kwargs))
     u = tg.tensor(_cotangent(np.random.default_rng(0), out))
     grads = {}
     for executor in ("interpreter", "jax"):
@@ -278,3 +310,438 @@ def test_every_op_has_samples_in_each_dtype():
         if info.differentiable:
             assert any(c[0] is info for c in FD_CASES), f"{info.name}: no finite-difference case"
             assert any(c[0] is info for c in EXECUTOR_CASES), f"{info.name}: no executor case"
+
+
+# ---- gradcheck, compile, low precision, subgradients ----------------------------------------
+# Generic checks over every OpInfo, each on a few samples to keep `make test` short.  Which
+# samples run which check is decided here, once; tools/gen_ops_doc.py reads these lists to
+# write docs/ops.md, so the table there is exactly what runs.
+
+CHECKS = ("gradcheck", "gradgradcheck", "compile", "float16", "bfloat16", "low_precision")
+GRADCHECK_SAMPLES = 2        # first finite-difference samples per op through gradcheck
+GRADGRADCHECK_SAMPLES = 1    # ... and through gradgradcheck (double backward: dearer)
+LOW_DTYPES = (tg.float16, tg.bfloat16)
+# (atol, rtol) of a float16/bfloat16 result against float64 on the same (rounded) inputs;
+# atol is scaled by the largest magnitude of the float64 result (OpInfo.low_precision
+# overrides per dtype)
+LOW_PRECISION_TOLS = {tg.float16: (1e-2, 1e-2), tg.bfloat16: (5e-2, 5e-2)}
+
+
+def _skipped(info, check: str) -> bool:
+    low = check in ("float16", "bfloat16") and "low_precision" in info.skips
+    return check in info.skips or low
+
+
+def _first(cases, n: int, key=lambda c: (c[0].name, c[1])) -> list:
+    """The first `n` cases per op (and dtype)."""
+    seen: dict = {}
+    out = []
+    for c in cases:
+        k = key(c)
+        if seen.get(k, 0) < n:
+            seen[k] = seen.get(k, 0) + 1
+            out.append(c)
+    return out
+
+
+GRADCHECK_CASES = _first([c for c in FD_CASES if not _skipped(c[0], "gradcheck")
+                          and not c[3].xfail],
+                         GRADCHECK_SAMPLES)
+GRADGRADCHECK_CASES = _first([c for c in GRADCHECK_CASES if c[0].supports_gradgrad
+                              and not _skipped(c[0], "gradgradcheck")], GRADGRADCHECK_SAMPLES)
+COMPILE_CASES = _first([c for c in CASES if not _skipped(c[0], "compile") and not c[3].xfail],
+                       1)
+
+# Reported bugs these checks found: (check, op, dtype) -> reason.  Each runs as a strict
+# xfail, so a fix shows up as an XPASS: then delete its line.
+KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
+}
+
+
+@pytest.fixture
+def interpreter_only(monkeypatch):
+    """Backward programs run on the interpreter alone (cross-check mode off): these checks
+    are about values, the executors' agreement is `test_executors_agree`'s, and each jax
+    run would be one more jit compile."""
+    monkeypatch.setenv("TRACEGRAD_CROSSCHECK", "0")
+
+
+@pytest.fixture(scope="module")
+def frozen_heap():
+    """The objects alive now (the op database, the collected tests) moved out of the
+    garbage collector's sight while the compile tests run: the tracer calls gc.collect()
+    once per trace, and that is most of a small trace's cost in this big process."""
+    gc.freeze()
+    yield
+    gc.unfreeze()
+
+
+def _check_params(check: str, cases) -> list:
+    return [pytest.param(info, dtype, s, id=f"{info.name}-{dtype.short}-{i}",
+                         marks=_xfail(KNOWN_FAILURES.get((check, info.name, dtype.short), "")))
+            for info, dtype, i, s in cases]
+
+
+def _all_float32(sample) -> bool:
+    return all(sample.args[i].dtype == np.float32 for i in _diff_positions(sample))
+
+
+def _low_precision_cases():
+    """Per op, the first float32 finite-difference sample (all floating inputs float32),
+    once in each low-precision dtype the op does not skip."""
+    out = []
+    for info in OPS:
+        for info_, dtype, i, s in CASES:
+            if info_ is info and dtype is F32 and s.fd and not s.xfail and _all_float32(s) \
+                    and _diff_positions(s):
+                out += [(info, low, i, s) for low in LOW_DTYPES if not _skipped(info, low.name)]
+                break
+    return out
+
+
+LOW_PRECISION_CASES = _low_precision_cases()
+
+
+def _outputs(out) -> tuple:
+    """An op's result as a tuple of tensors (multi-output ops return tuples)."""
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def _problem(info, sample):
+    """`info.fn` as a function of the differentiable tensors only, and those tensors."""
+    args = _tensors(sample.args)
+    diff = _diff_positions(sample)
+
+    def func(*xs):
+        a = list(args)
+        for i, x in zip(diff, xs):
+            a[i] = x
+        return info.fn(*a, **sample.kwargs)
+    return func, tuple(args[i] for i in diff)
+
+
+@pytest.mark.parametrize("info,dtype,sample", _check_params("gradcheck", GRADCHECK_CASES))
+@pytest.mark.usefixtures("interpreter_only")
+def test_gradcheck(info, dtype, sample):
+    func, inputs = _problem(info, sample)
+    assert tg.autograd.gradcheck(func, inputs, fast_mode=True)
+
+
+@pytest.mark.parametrize("info,dtype,sample", _check_params("gradgradcheck", GRADGRADCHECK_CASES))
+@pytest.mark.usefixtures("interpreter_only")
+def test_gradgradcheck(info, dtype, sample):
+    func, inputs = _problem(info, sample)
+    assert tg.autograd.gradgradcheck(func, inputs, fast_mode=True)
+
+
+@pytest.mark.parametrize("info,dtype,sample", _check_params("compile", COMPILE_CASES))
+@pytest.mark.usefixtures("interpreter_only", "frozen_heap")
+def test_compile_matches_eager(info, dtype, sample):
+    """`tg.compile` of a step calling the op, weighting its outputs, calling backward():
+    the same outputs and the same leaf gradients as running the step eagerly."""
+    pos = [i for i, a in enumerate(sample.args) if isinstance(a, np.ndarray)]
+    grad = _has_grad(info, dtype, sample)
+    with tg.no_grad():
+        probe = _outputs(info.fn(*_tensors(sample.args, requires_grad=False), **sample.kwargs))
+    rng = np.random.default_rng(_seed("compile", info.name))
+    weights = [tg.tensor(_cotangent(rng, o)) for o in probe if o.dtype.is_floating_point]
+
+    def step(*tensors):
+        a = list(sample.args)
+        for i, t in zip(pos, tensors):
+            a[i] = t
+        out = info.fn(*a, **sample.kwargs)
+        if grad:
+            floats = [o for o in _outputs(out) if o.dtype.is_floating_point]
+            terms = [(o * w).sum() for o, w in zip(floats, tensors[len(pos):]) if o.requires_grad]
+            if terms:
+                sum(terms[1:], terms[0]).backward()
+        return out
+
+    eager_args = [t for t in _tensors(sample.args) if isinstance(t, tg.Tensor)]
+    compiled_args = [t for t in _tensors(sample.args) if isinstance(t, tg.Tensor)]
+    expected = _outputs(step(*eager_args, *weights))
+    actual = _outputs(tg.compile(step)(*compiled_args, *weights))
+    assert len(actual) == len(expected)
+    for k, (a, e) in enumerate(zip(actual, expected)):
+        assert (a.dtype, a.shape) == (e.dtype, e.shape), f"output {k}"
+        _assert_same(a.numpy(), e.detach().numpy(), info.tol(e.dtype), f"output {k}")
+    for i, (a, e) in enumerate(zip(compiled_args, eager_args)):
+        if e.grad is None:
+            assert a.grad is None, f"argument {pos[i]}: compiled step set a gradient"
+            continue
+        assert a.grad is not None, f"argument {pos[i]}: no gradient from the compiled step"
+        _assert_same(a.grad.numpy(), e.grad.numpy(), _tol(info, e.dtype),
+                     f"gradient of argument {pos[i]}")
+
+
+def _assert_same(actual, expected, tols, what):
+    """Two runs of the same computation: close, NaN where the other has NaN."""
+    if expected.dtype.kind in "fV":
+        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64),
+                                   atol=tols[0], rtol=tols[1], err_msg=what)
+    else:
+        np.testing.assert_array_equal(actual, expected, err_msg=what)
+
+
+def _assert_close_low(actual, expected, tols, what):
+    """|actual - expected| <= atol * max(1, max|expected|) + rtol * |expected|."""
+    actual = np.asarray(actual, np.float64)
+    scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+    np.testing.assert_allclose(actual, expected, atol=tols[0] * scale, rtol=tols[1],
+                               err_msg=what)
+
+
+@pytest.mark.parametrize("info,dtype,sample", _check_params("low_precision", LOW_PRECISION_CASES))
+@pytest.mark.usefixtures("interpreter_only")
+def test_low_precision_matches_float64(info, dtype, sample):
+    """float16/bfloat16 forward and gradients against float64 on the same rounded values."""
+    low = [a.astype(dtype.numpy) if i in _diff_positions(sample) else a
+           for i, a in enumerate(sample.args)]
+    wide = [a.astype(np.float64) if i in _diff_positions(sample) else a
+            for i, a in enumerate(low)]
+    diff = _diff_positions(sample)
+    # (bfloat16 arrays have NumPy kind "V", so `_tensors` would not mark them)
+    args_low = [tg.tensor(a, requires_grad=i in diff) if isinstance(a, np.ndarray) else a
+                for i, a in enumerate(low)]
+    args_64 = _tensors(wide)
+    outs_low = _outputs(info.fn(*args_low, **sample.kwargs))
+    outs_64 = _outputs(info.fn(*args_64, **sample.kwargs))
+    # the result follows the input dtype when float32 gives float32 and float64 float64
+    # (not for casts like .float() or .to(float64), whose result dtype is fixed)
+    want = _expected_dtype(info, F32, sample)
+    want = dtype if want is F32 and outs_64[0].dtype is F64 else want
+    assert outs_low[0].dtype is want, f"dtype {outs_low[0].dtype}, torch gives {want}"
+    tols = info.low_precision.get(dtype, LOW_PRECISION_TOLS[dtype])
+    for k, (a, e) in enumerate(zip(outs_low, outs_64)):
+        if e.dtype.is_floating_point:
+            _assert_close_low(a.detach().numpy(), e.detach().numpy(), tols, f"output {k}")
+        else:
+            np.testing.assert_array_equal(a.numpy(), e.numpy(), err_msg=f"output {k}")
+    if not _has_grad(info, F32, sample):
+        return
+    rng = np.random.default_rng(_seed("low", info.name))
+    roots = [(a, e) for a, e in zip(outs_low, outs_64) if a.requires_grad]
+    cts = [_cotangent(rng, a) for a, _ in roots]      # in the low dtype: exact in float64
+    g_low = tg.autograd.grad([a for a, _ in roots], [args_low[i] for i in diff],
+                             [tg.tensor(c) for c in cts], allow_unused=True)
+    g_64 = tg.autograd.grad([e for _, e in roots], [args_64[i] for i in diff],
+                            [tg.tensor(c.astype(np.float64)) for c in cts], allow_unused=True)
+    for i, a, e in zip(diff, g_low, g_64):
+        if e is None:
+            assert a is None, f"gradient of argument {i}"
+            continue
+        assert a.dtype is dtype, f"gradient of argument {i}: dtype {a.dtype}"
+        _assert_close_low(a.numpy(), e.numpy(), tols, f"gradient of argument {i}")
+
+
+# ---- subgradients at non-differentiable points ---------------------------------------------
+@dataclass(frozen=True)
+class Subgradient:
+    """torch's gradient of ``fn(*args).sum()`` at a point where the op is not differentiable.
+
+    Attributes:
+        op: the function's path under `tracegrad` ("relu", "nn.functional.hardtanh"); the
+            entry is skipped until the op exists.
+        fn: the call, on float64 tensors built from `args`.
+        args: input values (float64, all differentiated).
+        grads: torch 2.13's gradients, one per argument.
+        note: the convention in words (listed in docs/ops.md).
+    """
+
+    op: str
+    fn: Callable
+    args: tuple
+    grads: tuple
+    note: str = ""
+
+
+INF, NAN = math.inf, math.nan
+F = tg.nn.functional
+# torch 2.13 gives each `grads` below (torch.autograd.grad of fn(*args).sum()).
+SUBGRADIENTS = {
+    "relu": Subgradient("relu", lambda x: tg.relu(x), ([-1.0, 0.0, 2.0],), ([0.0, 0.0, 1.0],),
+                        "relu'(0) = 0"),
+    "abs": Subgradient("abs", lambda x: tg.abs(x), ([-1.0, 0.0, 2.0],), ([-1.0, 0.0, 1.0],),
+                       "abs'(0) = 0 (sign(0))"),
+    "sign": Subgradient("sign", lambda x: tg.sign(x), ([-1.0, 0.0, 2.0],), ([0.0, 0.0, 0.0],),
+                        "0 everywhere, also at 0"),
+    "sqrt": Subgradient("sqrt", lambda x: tg.sqrt(x), ([0.0, 4.0],), ([INF, 0.25],),
+                        "sqrt'(0) = inf"),
+    "log": Subgradient("log", lambda x: tg.log(x), ([0.0, 2.0],), ([INF, 0.5],),
+                       "log'(0) = inf"),
+    "pow_scalar_zero": Subgradient("pow", lambda x: tg.pow(x, 0.0), ([0.0, 2.0],),
+                                   ([0.0, 0.0],), "d/dx x**0 = 0, also at x = 0"),
+    "pow_scalar_half": Subgradient("pow", lambda x: tg.pow(x, 0.5), ([0.0, 4.0],),
+                                   ([INF, 0.25],), "d/dx x**0.5 = inf at 0"),
+    "pow_tensor": Subgradient("pow", lambda x, y: tg.pow(x, y),
+                              ([0.0, 0.0, 0.0], [0.0, 2.0, 0.5]),
+                              ([0.0, 0.0, INF], [0.0, 0.0, 0.0]),
+                              "at x = 0: d/dx is 0 where y = 0, d/dy is 0 where y >= 0"),
+    "maximum": Subgradient("maximum", lambda x, y: tg.maximum(x, y),
+                           ([1.0, 2.0, 3.0], [1.0, 3.0, 2.0]),
+                           ([0.5, 0.0, 1.0], [0.5, 1.0, 0.0]),
+                           "a tie splits the gradient 1/2 each"),
+    "minimum": Subgradient("minimum", lambda x, y: tg.minimum(x, y),
+                           ([1.0, 2.0, 3.0], [1.0, 3.0, 2.0]),
+                           ([0.5, 1.0, 0.0], [0.5, 0.0, 1.0]),
+                           "a tie splits the gradient 1/2 each"),
+    "amax": Subgradient("amax", lambda x: tg.amax(x, dim=1), ([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]],),
+                        ([[0.0, 0.5, 0.5], [1 / 3, 1 / 3, 1 / 3]],),
+                        "tied maxima share the gradient evenly"),
+    "amin": Subgradient("amin", lambda x: tg.amin(x), ([1.0, 1.0, 3.0, 2.0],),
+                        ([0.5, 0.5, 0.0, 0.0],), "tied minima share the gradient evenly"),
+    "max_full": Subgradient("max", lambda x: tg.max(x), ([1.0, 3.0, 3.0, 2.0],),
+                            ([0.0, 0.5, 0.5, 0.0],), "max() without dim: ties share evenly"),
+    "max_dim": Subgradient("max", lambda x: tg.max(x, dim=1).values,
+                           ([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]],),
+                           ([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]],),
+                           "max(dim): all to the returned index (the first maximum)"),
+    "min_dim": Subgradient("min", lambda x: tg.min(x, dim=1).values,
+                           ([[1.0, 1.0, 3.0], [2.0, 2.0, 2.0]],),
+                           ([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]],),
+                           "min(dim): all to the returned index (the first minimum)"),
+    "clamp": Subgradient("clamp", lambda x: tg.clamp(x, -1.0, 1.0),
+                         ([-2.0, -1.0, 0.0, 1.0, 2.0],), ([0.0, 1.0, 1.0, 1.0, 0.0],),
+                         "gradient 1 at either bound (min <= x <= max)"),
+    "clamp_tensor_bounds": Subgradient(
+        "clamp", lambda x, lo, hi: tg.clamp(x, lo, hi),
+        ([0.0, 1.0, 5.0], [0.0, 0.0, 0.0], [2.0, 1.0, 1.0]),
+        ([1.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
+        "tensor bounds: a tie with a bound gives the gradient to x"),
+    "clamp_crossed_bounds": Subgradient(
+        "clamp", lambda x, lo, hi: tg.clamp(x, lo, hi), ([0.0, 5.0], [2.0, 2.0], [1.0, 1.0]),
+        ([0.0, 0.0], [0.0, 0.0], [1.0, 1.0]), "min > max: the result is max, its gradient too"),
+    "hardtanh": Subgradient("nn.functional.hardtanh", lambda x: F.hardtanh(x),
+                            ([-2.0, -1.0, 0.0, 1.0, 2.0],), ([0.0, 0.0, 1.0, 0.0, 0.0],),
+                            "0 at either bound (unlike clamp)"),
+    "relu6": Subgradient("nn.functional.relu6", lambda x: F.relu6(x),
+                         ([-1.0, 0.0, 3.0, 6.0, 7.0],), ([0.0, 0.0, 1.0, 0.0, 0.0],),
+                         "0 at 0 and at 6"),
+    "leaky_relu": Subgradient("nn.functional.leaky_relu", lambda x: F.leaky_relu(x),
+                              ([-1.0, 0.0, 1.0],), ([0.01, 0.01, 1.0],),
+                              "negative_slope at 0"),
+    "elu": Subgradient("nn.functional.elu", lambda x: F.elu(x), ([-1.0, 0.0, 1.0],),
+                       ([math.exp(-1.0), 1.0, 1.0],), "1 at 0"),
+    "floor": Subgradient("floor", lambda x: tg.floor(x), ([-1.0, 0.5, 1.0],),
+                         ([0.0, 0.0, 0.0],), "0 everywhere, also at the jumps"),
+    "round": Subgradient("round", lambda x: tg.round(x), ([0.5, 1.5, 1.0],),
+                         ([0.0, 0.0, 0.0],), "0 everywhere, also at the jumps"),
+    "frac": Subgradient("frac", lambda x: tg.frac(x), ([-1.0, 0.5, 1.0],), ([1.0, 1.0, 1.0],),
+                        "1 everywhere, also at the jumps"),
+    "fmod": Subgradient("fmod", lambda x, y: tg.fmod(x, y), ([3.0, -3.0, 2.0], [2.0, 2.0, 2.0]),
+                        ([1.0, 1.0, 1.0], [-1.0, 1.0, -1.0]), "d/dy = -trunc(x / y)"),
+    "remainder": Subgradient("remainder", lambda x, y: tg.remainder(x, y),
+                             ([3.0, -3.0, 2.0], [2.0, 2.0, 2.0]),
+                             ([1.0, 1.0, 1.0], [-1.0, 2.0, -1.0]), "d/dy = -floor(x / y)"),
+    "asin": Subgradient("asin", lambda x: tg.asin(x), ([1.0, -1.0, 0.0],), ([INF, INF, 1.0],),
+                        "inf at +-1"),
+    "acos": Subgradient("acos", lambda x: tg.acos(x), ([1.0, -1.0, 0.0],),
+                        ([-INF, -INF, -1.0],), "-inf at +-1"),
+    "atanh": Subgradient("atanh", lambda x: tg.atanh(x), ([1.0, 0.0],), ([INF, 1.0],),
+                         "inf at 1"),
+    "erfinv": Subgradient("erfinv", lambda x: tg.erfinv(x), ([1.0, 0.0],),
+                          ([INF, math.sqrt(math.pi) / 2],), "inf at 1"),
+    "atan2": Subgradient("atan2", lambda y, x: tg.atan2(y, x), ([0.0, 1.0], [0.0, 1.0]),
+                         ([0.0, 0.5], [0.0, -0.5]), "0 for both at (0, 0)"),
+    "hypot": Subgradient("hypot", lambda x, y: tg.hypot(x, y), ([0.0, 3.0], [0.0, 4.0]),
+                         ([NAN, 0.6], [NAN, 0.8]), "nan at (0, 0) (undefined)"),
+    "xlogy": Subgradient("xlogy", lambda x, y: tg.xlogy(x, y), ([0.0, 0.0, 1.0], [0.0, 2.0, 2.0]),
+                         ([0.0, math.log(2.0), math.log(2.0)], [NAN, 0.0, 0.5]),
+                         "d/dx = log(y) but 0 at x = y = 0; d/dy = x / y, nan at (0, 0)"),
+    "norm_zero": Subgradient("norm", lambda x: tg.norm(x), ([0.0, 0.0, 0.0],),
+                             ([0.0, 0.0, 0.0],), "2-norm: gradient 0 at the zero vector"),
+    "norm_inf_ties": Subgradient("norm", lambda x: tg.norm(x, p=INF), ([-3.0, 3.0, 1.0],),
+                                 ([-0.5, 0.5, 0.0],), "inf-norm: tied maxima of |x| share evenly"),
+    "vector_norm_zero": Subgradient("linalg.vector_norm", lambda x: tg.linalg.vector_norm(x),
+                                    ([0.0, 0.0],), ([0.0, 0.0],), "0 at the zero vector"),
+    "prod_zeros": Subgradient("prod", lambda x: tg.prod(x, dim=1),
+                              ([[0.0, 2.0, 3.0], [0.0, 0.0, 3.0]],),
+                              ([[6.0, 0.0, 0.0], [0.0, 0.0, 0.0]],),
+                              "exact with zeros (product of the others), not out / x"),
+    "cumprod_zero": Subgradient("cumprod", lambda x: tg.cumprod(x, dim=0), ([2.0, 0.0, 3.0],),
+                                ([1.0, 8.0, 0.0],), "exact with zeros"),
+    "cummax_ties": Subgradient("cummax", lambda x: tg.cummax(x, dim=0).values,
+                               ([1.0, 3.0, 3.0, 2.0],), ([1.0, 1.0, 2.0, 0.0],),
+                               "each output's gradient goes to its returned index (the last tie)"),
+    "std_constant": Subgradient("std", lambda x: tg.std(x), ([1.0, 1.0, 1.0],),
+                                ([0.0, 0.0, 0.0],), "0 for a constant input (std = 0)"),
+    "logsumexp_neg_inf": Subgradient("logsumexp", lambda x: tg.logsumexp(x, 0),
+                                     ([-INF, 0.0],), ([0.0, 1.0],), "0 for -inf entries"),
+    "sort_ties": Subgradient("sort", lambda x: tg.sort(x).values * tg.tensor([1.0, 2.0, 3.0, 4.0],
+                                                                             dtype=tg.float64),
+                             ([2.0, 1.0, 2.0, 0.0],), ([3.0, 2.0, 4.0, 1.0],),
+                             "ties keep their order (stable), each gets its own gradient"),
+    "topk_ties": Subgradient("topk", lambda x: tg.topk(x, 1).values, ([2.0, 1.0, 2.0, 0.0],),
+                             ([1.0, 0.0, 0.0, 0.0],), "all to the returned index"),
+    "nan_to_num": Subgradient("nan_to_num", lambda x: tg.nan_to_num(x),
+                              ([NAN, INF, -INF, 1.0],), ([0.0, 0.0, 0.0, 1.0],),
+                              "0 where the input was nan or +-inf"),
+    "l1_loss_tie": Subgradient("nn.functional.l1_loss",
+                               lambda x, y: F.l1_loss(x, y, reduction="sum"),
+                               ([1.0, 2.0], [1.0, 1.0]), ([0.0, 1.0], [0.0, -1.0]),
+                               "0 where input == target"),
+    "smooth_l1_loss_tie": Subgradient("nn.functional.smooth_l1_loss",
+                                      lambda x, y: F.smooth_l1_loss(x, y, reduction="sum"),
+                                      ([1.0, 3.0], [1.0, 2.0]), ([0.0, 1.0], [0.0, -1.0]),
+                                      "0 at input == target, 1 at |diff| == beta"),
+    "max_pool2d_ties": Subgradient("nn.functional.max_pool2d",
+                                   lambda x: F.max_pool2d(x, 2), ([[[[1.0, 1.0], [1.0, 0.0]]]],),
+                                   ([[[[1.0, 0.0], [0.0, 0.0]]]],),
+                                   "a tied window gives all to the first maximum"),
+}
+
+
+def _resolve(path: str):
+    obj = tg
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=_xfail(KNOWN_FAILURES.get(("subgradient", n, "f64"), "")))
+    for n in sorted(SUBGRADIENTS)])
+@pytest.mark.usefixtures("interpreter_only")
+def test_subgradient_matches_torch(name):
+    entry = SUBGRADIENTS[name]
+    if _resolve(entry.op) is None:
+        pytest.skip(f"tracegrad.{entry.op} does not exist yet")
+    args = [tg.tensor(np.array(a, dtype=np.float64), requires_grad=True) for a in entry.args]
+    out = entry.fn(*args)
+    grads = tg.autograd.grad(out.sum(), args, allow_unused=True)
+    for i, (g, want) in enumerate(zip(grads, entry.grads)):
+        got = np.zeros(args[i].shape) if g is None else g.numpy()
+        np.testing.assert_allclose(got, np.array(want, dtype=np.float64), rtol=1e-12, atol=0,
+                                   err_msg=f"{name}: gradient of argument {i} at {entry.args[i]}"
+                                           f" (torch 2.13 gives {want}; {entry.note})")
+
+
+def test_opinfo_check_fields_are_valid():
+    for info in OPS:
+        unknown = set(info.skips) - set(CHECKS)
+        assert not unknown, f"{info.name}: unknown checks in skips: {sorted(unknown)}"
+        assert all(isinstance(r, str) and r for r in info.skips.values()), \
+            f"{info.name}: every skip needs a reason"
+        assert set(info.low_precision) <= set(LOW_DTYPES), f"{info.name}: low_precision keys"
+
+
+def test_docs_ops_md_is_up_to_date():
+    gen = _doc_generator()
+    with open(gen.OUTPUT, encoding="utf-8") as f:
+        current = f.read()
+    assert current == gen.render(sys.modules[__name__]), (
+        "docs/ops.md is out of date with the op database; regenerate it with "
+        "`python tools/gen_ops_doc.py`")
+
+
+def _doc_generator():
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "tools", "gen_ops_doc.py")
+    spec = importlib.util.spec_from_file_location("gen_ops_doc", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -1,7 +1,15 @@
 """torch.autograd-shaped namespace: backward, grad, grad modes, the tape's Node."""
+from . import graph  # noqa: F401  (tg.autograd.graph.saved_tensors_hooks ...)
+from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                      set_detect_anomaly)
 from .engine import backward, grad
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .function import Function, FunctionCtx, once_differentiable
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                        no_grad, set_grad_enabled)
 from .graph import AccumulateGrad, Node
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 
-__all__ = ["AccumulateGrad", "Node", "backward", "enable_grad", "grad", "is_grad_enabled",
-           "no_grad", "set_grad_enabled"]
+__all__ = ["AccumulateGrad", "Function", "FunctionCtx", "Node", "backward", "detect_anomaly",
+           "enable_grad", "grad", "inference_mode", "is_anomaly_check_nan_enabled",
+           "is_anomaly_enabled", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
+           "once_differentiable", "set_detect_anomaly", "set_grad_enabled"]

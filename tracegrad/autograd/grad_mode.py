@@ -62,3 +62,53 @@ class set_grad_enabled(_GradMode):
 
 def is_grad_enabled() -> bool:
     return _state.local.grad_enabled
+
+
+class inference_mode:
+    """Inference mode (torch.inference_mode): no recording, and tensors made inside are
+    *inference tensors*, which autograd refuses to save later.
+
+    A context manager and a decorator (``@inference_mode`` or ``@inference_mode()``).
+    ``inference_mode(False)`` inside it restores normal mode.  Outside the block,
+    recording an op that must save an inference tensor raises torch's "Inference
+    tensors cannot be saved for backward" error; ``clone()`` one to use it in autograd.
+    """
+
+    def __new__(cls, mode_or_fn=True):
+        if callable(mode_or_fn) and not isinstance(mode_or_fn, bool):   # bare @inference_mode
+            return cls(True)(mode_or_fn)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        local = _state.local
+        self._prev = (local.grad_enabled, local.inference)
+        local.inference = self.mode
+        local.grad_enabled = (not self.mode) and (local.grad_enabled or self._prev[1])
+        if self.mode and not local.inference_seen:
+            from .saved_hooks import refresh_record_extras
+            local.inference_seen = True
+            refresh_record_extras()
+        return self
+
+    def __exit__(self, *exc):
+        _state.local.grad_enabled, _state.local.inference = self._prev
+        return False
+
+    def __call__(self, fn):
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def clone(self) -> "inference_mode":
+        return inference_mode(self.mode)
+
+
+def is_inference_mode_enabled() -> bool:
+    return _state.local.inference

@@ -6,10 +6,20 @@ values while tracing) with the version each had, and edges to the nodes that
 produced its inputs.  Leaves that require grad are reached through their
 `AccumulateGrad` node.  The engine turns the reachable part of the tape into
 an IR program; nothing here runs backward math itself.
+
+Hooks (``Node.register_hook`` / ``register_prehook``, tensor hooks kept per
+output, ``register_multi_grad_hook``), ``metadata``, the forward stack of
+anomaly mode and packed saved values live in a `NodeExtra` made on first use,
+so a node without them costs one ``None`` slot.  How the engine runs hooks
+is described in ``hooks.py``.
 """
 from __future__ import annotations
 
 import itertools
+import threading
+
+from .saved_hooks import (  # noqa: F401  (torch.autograd.graph's names)
+    allow_mutation_on_saved_tensors, disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks)
 
 _seq = itertools.count()
 
@@ -23,7 +33,105 @@ def _camel(name: str) -> str:
     return "".join(p.capitalize() for p in name.split("_"))
 
 
-class Node:
+class RemovableHandle:
+    """What ``register_hook`` returns: ``remove()`` takes the hook out (torch.utils.hooks).
+
+    Also a context manager that removes the hook on exit.
+    """
+
+    _ids = itertools.count()
+
+    def __init__(self, table: dict):
+        self.id = next(RemovableHandle._ids)
+        self._table = table
+
+    def remove(self) -> None:
+        self._table.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+LEAF_HOOKS_USED = [False]   # set by the first hook: backward() then looks for leaf-node hooks
+
+
+def add_hook(table: dict, fn) -> RemovableHandle:
+    if not callable(fn):
+        raise TypeError(f"register_hook: expected a callable, got {type(fn).__name__}")
+    LEAF_HOOKS_USED[0] = True
+    h = RemovableHandle(table)
+    table[h.id] = fn
+    return h
+
+
+class NodeExtra:
+    """Rarely used per-node state, made on first use (see the module docstring).
+
+    Attributes:
+        pre_hooks / post_hooks: ``Node.register_prehook`` / ``register_hook`` hooks.
+        tensor_hooks: ``{output index: {handle id: fn}}``: hooks of the tensors
+            this node produced (``tensor.register_hook`` on a non-leaf).
+        metadata: ``Node.metadata``.
+        stack: the forward stack (``traceback.format_stack()``) in anomaly mode.
+        packed: ``{(is_output, index): (packed, unpack_hook)}`` for saved values
+            packed by ``saved_tensors_hooks``.
+    """
+
+    __slots__ = ("pre_hooks", "post_hooks", "tensor_hooks", "metadata", "stack", "packed")
+
+    def __init__(self):
+        self.pre_hooks: dict = {}
+        self.post_hooks: dict = {}
+        self.tensor_hooks: dict = {}
+        self.metadata = None
+        self.stack = None
+        self.packed = None
+
+    def hook_signature(self):
+        """What the backward program's structure depends on: which hooks exist (not which)."""
+        outs = tuple(sorted(k for k, t in self.tensor_hooks.items() if t))
+        if not (self.pre_hooks or self.post_hooks or outs):
+            return None
+        return (bool(self.pre_hooks), bool(self.post_hooks), outs)
+
+
+class _HookAPI:
+    """The hook and metadata methods `Node` and `AccumulateGrad` share (torch's Node API)."""
+
+    __slots__ = ()
+
+    def _extra(self) -> NodeExtra:
+        if self.extra is None:
+            self.extra = NodeExtra()
+        return self.extra
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """Run ``fn(grad_inputs, grad_outputs)`` after this node's backward.
+
+        ``grad_inputs`` holds one gradient per input (None where an input does
+        not require grad); returning a tuple replaces them.  Follows
+        ``torch.autograd.graph.Node.register_hook``.
+        """
+        return add_hook(self._extra().post_hooks, fn)
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """Run ``fn(grad_outputs)`` before this node's backward; a returned tuple replaces
+        ``grad_outputs``.  Follows ``torch.autograd.graph.Node.register_prehook``."""
+        return add_hook(self._extra().pre_hooks, fn)
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for the user's own data about this node (kept as long as the node)."""
+        ex = self._extra()
+        if ex.metadata is None:
+            ex.metadata = {}
+        return ex.metadata
+
+
+class Node(_HookAPI):
     """One recorded op application (what ``tensor.grad_fn`` returns).
 
     Attributes:
@@ -36,10 +144,16 @@ class Node:
         versions: per saved input then output, ``(version box, version seen)``.
         seq: recording order (torch's sequence number).
         loc: user source location.
+        extra: hooks, metadata, anomaly stack, packed values (`NodeExtra`) or None.
+
+    Saved values read as ``_saved_<name>`` (and ``_raw_saved_<name>``), named
+    as in torch's derivatives.yaml: ``self``/``other``/... for inputs (our
+    ``input`` is torch's ``self``), ``result`` (``result0``, ``result1`` ...)
+    for outputs, plus the op's attributes (``_saved_dim``, ``_saved_keepdim``).
     """
 
     __slots__ = ("op", "attrs", "edges", "in_types", "saved_inputs", "saved_outputs", "versions",
-                 "out_types", "seq", "loc", "retained", "__weakref__")
+                 "out_types", "seq", "loc", "retained", "extra", "__weakref__")
 
     def __init__(self, op, attrs, edges, in_types, saved_inputs, saved_outputs, versions,
                  out_types, loc):
@@ -54,6 +168,7 @@ class Node:
         self.out_types = out_types
         self.seq = next(_seq)
         self.loc = loc
+        self.extra = None
 
     def name(self) -> str:
         """torch-style name, e.g. ``MulBackward0``."""
@@ -64,20 +179,49 @@ class Node:
         return tuple(e if e is not None else (None, 0) for e in self.edges)
 
     @property
-    def metadata(self) -> dict:
-        return {}
+    def requires_grad(self) -> bool:
+        return True
+
+    def _fields_saved(self) -> dict:
+        from .saved_hooks import saved_names
+        return saved_names(self)
+
+    def __getattr__(self, name: str):
+        # only reached when normal lookup fails: the _saved_<name> accessors
+        if name.startswith("_saved_") or name.startswith("_raw_saved_"):
+            raw = name.startswith("_raw_")
+            key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
+            where = self._fields_saved().get(key)
+            if where is not None:
+                from .saved_hooks import saved_attribute
+                return saved_attribute(self, where, raw)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+
+    def __dir__(self):
+        names = set(super().__dir__())
+        for key, where in self._fields_saved().items():
+            names.add(f"_saved_{key}")
+            if where[0] != "attr":
+                names.add(f"_raw_saved_{key}")
+        return sorted(names)
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {hex(id(self))}>"
 
 
-class AccumulateGrad:
-    """The node that accumulates a leaf's gradient into ``leaf.grad``."""
+class AccumulateGrad(_HookAPI):
+    """The node that accumulates a leaf's gradient into ``leaf.grad``.
 
-    __slots__ = ("variable", "__weakref__")
+    Its pre-hooks get ``(grad,)`` before the accumulation, its post-hooks
+    ``((), (grad,))`` after it, in ``backward()`` only (``autograd.grad`` does
+    not accumulate), as torch.
+    """
+
+    __slots__ = ("variable", "extra", "__weakref__")
 
     def __init__(self, variable):
         self.variable = variable
+        self.extra = None
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
@@ -88,3 +232,83 @@ class AccumulateGrad:
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+# ---- register_multi_grad_hook ------------------------------------------------------------
+
+class _MultiHandle:
+    """Handle of `register_multi_grad_hook`: ``remove()`` takes out every per-tensor hook."""
+
+    def __init__(self, handles: list):
+        self.handles = handles
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode: str = "all"):
+    """Call `fn` once the gradients of `tensors` are computed (torch.autograd.graph).
+
+    ``mode="all"``: after every tensor that this backward reaches has its
+    gradient, ``fn(grads)`` gets one entry per tensor (None for tensors that
+    are not part of this backward, or whose gradient is not needed for its
+    ``inputs``).  ``mode="any"``: ``fn(grad)`` on the first gradient computed.
+    Each tensor gets an ordinary tensor hook, so ordering against other hooks
+    of a tensor follows registration order, as in torch.
+
+    Returns:
+        a handle whose ``remove()`` removes the hook.
+    Raises:
+        ValueError: unknown mode.
+    """
+    from ..tensor import Tensor
+    from . import hooks
+    if mode not in ("all", "any"):
+        raise ValueError(f"register_multi_grad_hook: expects mode to be one of ('all', 'any') "
+                         f"but got {mode!r}")
+    tensors = tuple(tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"register_multi_grad_hook: element {i} is a {type(t).__name__}, "
+                            "not a Tensor")
+    state_key = object()
+    lock = threading.Lock()
+
+    def make(i: int):
+        def inner(grad):
+            run = hooks.current_run()
+            with lock:
+                st = run.multi.get(state_key) if run is not None else None
+                if st is None:
+                    expected = (len([t for t in tensors if t.requires_grad]) if run is None
+                                else sum(run.will_execute(t) for t in tensors))
+                    st = {"grads": [None] * len(tensors), "count": 0, "expected": expected,
+                          "done": False}
+                    if run is not None:
+                        run.multi[state_key] = st
+                if st["done"]:
+                    return None
+                st["grads"][i] = grad
+                st["count"] += 1
+                fire = mode == "any" or st["count"] >= st["expected"]
+                if fire:
+                    st["done"] = True
+            if fire:
+                fn(grad if mode == "any" else list(st["grads"]))
+            return None
+        return inner
+
+    handles = [t.register_hook(make(i)) for i, t in enumerate(tensors) if t.requires_grad]
+    return _MultiHandle(handles)
+
+
+def increment_version(tensor) -> None:
+    """Bump `tensor`'s version counter, as an in-place op would (torch.autograd.graph)."""
+    tensor._vc[0] += 1

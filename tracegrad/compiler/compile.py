@@ -96,6 +96,10 @@ class Entry:
                 return "a lifted tensor (parameter or state) was freed"
             if t._type != typ or t._requires_grad != rg:
                 return f"lifted tensor changed type: {typ} -> {t._type}"
+        for ref, training in self.trace.module_guards:
+            m = ref()
+            if m is not None and m.training != training:
+                return f"{type(m).__name__}.training changed to {m.training} (train()/eval())"
         for ref, was_none in self.trace.grad_guards:
             t = ref()
             if t is None:
@@ -209,7 +213,10 @@ class CompiledFunction:
             entry.provisional = False     # the same program again: the new state is stable
         if entry.provisional:
             self._last_provisional[key] = entry.hash
-        bucket = [e for e in entries if not e.provisional and e.guard_failure() is None]
+        # keep programs whose guards fail now (a train/eval switch may come back); drop ones
+        # whose lifted tensors are gone
+        bucket = [e for e in entries if not e.provisional
+                  and "freed" not in (e.guard_failure() or "")]
         self._cache[key] = [entry] + bucket
         self._cache.move_to_end(key)
         if sum(len(v) for v in self._cache.values()) > self.cache_size:

@@ -88,10 +88,10 @@ def trace_loss(fn, args) -> tuple[Graph, list, list]:
                             f"{type(out).__name__}")
         g = tracer.graph
         lifted = list(tracer.lifted.values())
-        g.inputs = [lf.value for lf in lifted] + [v for _, v in tracer.constants.values()]
+        g.inputs = [lf.value for lf in lifted] + [c[1] for c in tracer.constants.values()]
         g.outputs = [tracer.value_of(out)]
         wrt = [lf.value for lf in lifted if lf.requires_grad]
-        arrays = [lf.data for lf in lifted] + [t._data for t, _ in tracer.constants.values()]
+        arrays = [lf.data for lf in lifted] + [c[2] for c in tracer.constants.values()]
     finally:
         _state.local.tracer = None
         tracer.restore()

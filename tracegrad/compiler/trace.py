@@ -55,17 +55,23 @@ class TraceResult:
     out_tree: object                      # the return value with outputs replaced by indices
     first_mutated_output: int = 0
     grad_guards: list[tuple] = field(default_factory=list)  # (weakref, grad-was-None-at-entry)
+    module_guards: list[tuple] = field(default_factory=list)  # (weakref to module, .training)
 
 
 class Tracer:
     def __init__(self, name: str):
         self.graph = Graph(name)
         self.lifted: dict[int, Lifted] = {}
-        self.constants: dict[int, tuple[Tensor, Value]] = {}
+        self.constants: dict[int, tuple[Tensor, Value, object]] = {}  # (tensor, input, array)
         self.created_refs: dict[int, weakref.ref] = {}
         self.grad_touched: dict[int, tuple[Tensor, object]] = {}   # id -> (tensor, grad at entry)
+        self.modules: dict[int, tuple] = {}   # id -> (weakref to an nn.Module run, its .training)
 
-    # ---- hooks called by Tensor and the dispatcher ---------------------------------
+    # ---- hooks called by Tensor, Module and the dispatcher -------------------------
+    def module_used(self, m) -> None:
+        if id(m) not in self.modules:
+            self.modules[id(m)] = (weakref.ref(m), m.training)
+
     def created(self, t: Tensor) -> None:
         self.created_refs[id(t)] = weakref.ref(t)
 
@@ -85,7 +91,7 @@ class Tracer:
             known = self.constants.get(id(t))
             if known is None:
                 v = self.graph.add_input(t._type)
-                self.constants[id(t)] = known = (t, v)
+                self.constants[id(t)] = known = (t, v, data)   # its value now, not after
             return known[1]
         v = self.graph.add_input(t._type)
         self.lifted[id(t)] = Lifted(t, v, data, t.grad_fn, t._out_index, t._requires_grad,
@@ -161,12 +167,13 @@ class Tracer:
                     and id(t._data) not in returned):
                 escaped.append((t, output(t._data)))
         g.outputs = outputs
-        constants = [t._data for t, _ in self.constants.values()]
+        constants = [data for _, _, data in self.constants.values()]
         # Inputs: the arguments (lifted first), other lifted tensors, then constants;
         # `value_of` may have created them interleaved, so lay them out again.
-        g.inputs = [lf.value for lf in lifted] + [v for _, v in self.constants.values()]
+        g.inputs = [lf.value for lf in lifted] + [v for _, v, _ in self.constants.values()]
         return TraceResult(g, len(args_values), lifted, constants, mutated, grad_effects,
-                           escaped, out_tree, first_mutated, grad_guards)
+                           escaped, out_tree, first_mutated, grad_guards,
+                           list(self.modules.values()))
 
     def restore(self) -> None:
         """Put every touched Python object back as it was before the call."""

@@ -1,6 +1,12 @@
-"""Enough of torch.nn to write real training steps: Module, Linear, ReLU, Sequential, functional."""
-from . import functional
-from .modules import Linear, Module, ReLU, Sequential, Tanh, Sigmoid
+"""torch.nn for tracegrad: Module and the layers, losses, `functional` and `init`.
+
+Layers follow torch's constructors, default initializations (drawn from the
+tracegrad generator, `tg.manual_seed`), printing, `state_dict()` (parameters and
+persistent buffers) and `train()`/`eval()` behaviour.
+"""
+from . import functional, init
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _modules_all
 from ..tensor import Parameter
 
-__all__ = ["Linear", "Module", "Parameter", "ReLU", "Sequential", "Sigmoid", "Tanh", "functional"]
+__all__ = ["Parameter", "functional", "init"] + _modules_all

@@ -1,4 +1,129 @@
-"""torch.nn.functional names, backed by the op registry."""
-from .._ops import cross_entropy, log_softmax, mse_loss, relu, sigmoid, softmax, tanh
+"""torch.nn.functional names, backed by the op registry.
 
-__all__ = ["cross_entropy", "log_softmax", "mse_loss", "relu", "sigmoid", "softmax", "tanh"]
+Most names are registry ops (primitives or decompositions: ir/ops/nn.py, conv.py,
+unary.py ...).  The functions written out here add what a registry op cannot hold:
+state (`dropout` draws from the global generator, `batch_norm` updates the running
+statistics in place), torch's `inplace=` flag, and torch's argument order where the
+functional spelling differs from ``torch.<name>`` (`embedding`).
+"""
+from tracegrad.ir import types as T
+from tracegrad.ir.registry import REGISTRY
+
+from .. import _creation, _ops
+from .._ops import (adaptive_avg_pool2d, avg_pool2d, binary_cross_entropy,
+                    binary_cross_entropy_with_logits, conv1d, conv2d, conv_transpose2d,
+                    cosine_similarity, cross_entropy, gelu, group_norm, huber_loss, kl_div,
+                    l1_loss, layer_norm, linear, log_softmax, max_pool2d, mse_loss, nll_loss,
+                    normalize, one_hot, pad, rms_norm, scaled_dot_product_attention, sigmoid,
+                    smooth_l1_loss, softmax, softplus, tanh)
+from ..autograd.grad_mode import no_grad
+
+
+def _activation(name: str):
+    """The op `name` with torch's trailing ``inplace`` argument (True: overwrite `input`)."""
+    op, n_attrs = getattr(_ops, name), len(REGISTRY[name].attrs)
+
+    def fn(input, *args, inplace=False, **kwargs):
+        if len(args) > n_attrs:     # inplace given positionally, after the op's own arguments
+            inplace, args = args[n_attrs], args[:n_attrs]
+        if inplace:
+            return input._inplace_apply(f"{name}_", lambda: op(input, *args, **kwargs))
+        return op(input, *args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = op.__doc__.replace(")", ", inplace=False)", 1)
+    return fn
+
+
+elu = _activation("elu")
+hardtanh = _activation("hardtanh")
+leaky_relu = _activation("leaky_relu")
+mish = _activation("mish")
+relu = _activation("relu")
+relu6 = _activation("relu6")
+silu = _activation("silu")
+
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero each element with probability `p`, scale the rest by 1 / (1 - p) (torch's dropout).
+
+    The mask comes from the global generator (`tg.rand`, Threefry): eager runs and
+    `tg.compile` runs with the same `tg.manual_seed` draw the same masks.  An element is
+    kept where its uniform draw is below 1 - p.  In eval (`training=False`) or with p = 0
+    the input is returned unchanged.
+
+    Raises:
+        ValueError: p outside [0, 1].
+        TypeError: a non-floating-point input.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
+    if not input.dtype.is_floating_point:
+        raise TypeError(f"dropout: expected a floating-point input, got {input._type}")
+    if inplace:
+        return input._inplace_apply("dropout_", lambda: dropout(input, p, training))
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return _ops.mul(input, 0.0)
+    keep = _creation.rand(input.shape, dtype=input.dtype) < 1.0 - p
+    return _ops.mul(input, _ops.mul(keep.to(input.dtype), 1.0 / (1.0 - p)))
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5):
+    """Per-channel (dim 1) normalization, torch.nn.functional.batch_norm.
+
+    Training: normalize with the batch mean and biased variance, and (when given) update
+    ``running_mean``/``running_var`` in place under no_grad: ``r = (1 - momentum) * r +
+    momentum * stat``, with the *unbiased* batch variance, as torch.  Eval: normalize with
+    the running statistics.  Statistics of float16/bfloat16 inputs are computed in float32.
+
+    Raises:
+        ValueError: training with one value per channel; eval without running statistics.
+        ValueError: statistics, weight or bias not of length C.
+    """
+    out = _ops.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if training and (running_mean is not None or running_var is not None):
+        with no_grad():
+            x = input.detach()
+            if x.dtype.itemsize < 4:
+                x = x.to(T.float32)
+            dims = (0,) + tuple(range(2, x.ndim))
+            n = x.numel() // x.shape[1]
+            mean = x.mean(dims)
+            if running_mean is not None:
+                running_mean.copy_(running_mean * (1.0 - momentum) + mean * momentum)
+            if running_var is not None:
+                centered = x - mean.reshape((1, -1) + (1,) * (x.ndim - 2))
+                var = (centered * centered).sum(dims) / float(n - 1)
+                running_var.copy_(running_var * (1.0 - momentum) + var * momentum)
+    return out
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False):
+    """Rows of `weight` (num_embeddings, dim) at the int64/int32 indices `input`: (*, dim).
+
+    The row `padding_idx` gets no gradient, as torch.  ``sparse=True`` is accepted and
+    gives the same (dense) gradient.
+
+    Raises:
+        NotImplementedError: max_norm or scale_grad_by_freq.
+        IndexError: an index out of range (eagerly).
+    """
+    if max_norm is not None:
+        raise NotImplementedError("embedding: max_norm is not supported (it renormalizes "
+                                  "weight rows in place)")
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding: scale_grad_by_freq=True is not supported")
+    return _ops.embedding(input, weight, padding_idx)
+
+
+__all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "conv1d", "conv2d", "conv_transpose2d",
+           "cosine_similarity", "cross_entropy", "dropout", "elu", "embedding", "gelu",
+           "group_norm", "hardtanh", "huber_loss", "kl_div", "l1_loss", "layer_norm",
+           "leaky_relu", "linear", "log_softmax", "max_pool2d", "mish", "mse_loss", "nll_loss",
+           "normalize", "one_hot", "pad", "relu", "relu6", "rms_norm",
+           "scaled_dot_product_attention", "sigmoid", "silu", "smooth_l1_loss", "softmax",
+           "softplus", "tanh"]

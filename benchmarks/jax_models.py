@@ -1,0 +1,70 @@
+"""Hand-written JAX references of the benchmark models (the ratio denominators).
+
+Parameters come from the tracegrad models as NumPy arrays, so every
+implementation starts from the same weights; each step is
+``jax.jit(value_and_grad(loss) + SGD update)`` with the parameters donated.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def params_of(model) -> dict:
+    return {name: np.array(p.detach().numpy()) for name, p in model.named_parameters()}
+
+
+def mlp_loss(p, x, y):
+    import jax
+    import jax.numpy as jnp
+    h = jax.nn.relu(x @ p["0.weight"].T + p["0.bias"])
+    h = jax.nn.relu(h @ p["2.weight"].T + p["2.bias"])
+    logits = h @ p["4.weight"].T + p["4.bias"]
+    logp = jax.nn.log_softmax(logits, axis=-1)
+    return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
+
+
+def _layer_norm(x, w, b):
+    import jax.numpy as jnp
+    mu = x.mean(-1, keepdims=True)
+    xc = x - mu
+    var = (xc * xc).mean(-1, keepdims=True)
+    return xc / jnp.sqrt(var + 1e-5) * w + b
+
+
+def transformer_loss(p, idx, targets, layers=2, heads=4):
+    import jax
+    import jax.numpy as jnp
+    b, t = idx.shape
+    x = p["tok"][idx] + p["pos"][:t]
+    d = x.shape[-1]
+    hd = d // heads
+    mask = jnp.triu(jnp.ones((t, t), bool), 1)
+    for i in range(layers):
+        q = f"blocks.{i}."
+        h = _layer_norm(x, p[q + "ln1.weight"], p[q + "ln1.bias"])
+        qkv = (h @ p[q + "qkv.weight"].T + p[q + "qkv.bias"]).reshape(b, t, 3, heads, hd)
+        qkv = qkv.transpose(2, 0, 3, 1, 4)
+        att = (qkv[0] @ qkv[1].swapaxes(-2, -1)) * (1.0 / math.sqrt(hd))
+        att = jnp.where(mask, -1e9, att)
+        y = jax.nn.softmax(att, axis=-1) @ qkv[2]
+        y = y.transpose(0, 2, 1, 3).reshape(b, t, d)
+        x = x + y @ p[q + "proj.weight"].T + p[q + "proj.bias"]
+        h = _layer_norm(x, p[q + "ln2.weight"], p[q + "ln2.bias"])
+        h = jax.nn.gelu(h @ p[q + "fc1.weight"].T + p[q + "fc1.bias"], approximate=True)
+        x = x + h @ p[q + "fc2.weight"].T + p[q + "fc2.bias"]
+    x = _layer_norm(x, p["ln.weight"], p["ln.bias"])
+    logits = (x @ p["head.weight"].T + p["head.bias"]).reshape(b * t, -1)
+    logp = jax.nn.log_softmax(logits, axis=-1)
+    return -jnp.mean(jnp.take_along_axis(logp, targets.reshape(-1)[:, None], axis=1))
+
+
+def sgd_step(loss_fn, lr: float):
+    """A jitted SGD step over a params dict, parameters donated."""
+    import jax
+
+    def step(p, *batch):
+        loss, grads = jax.value_and_grad(loss_fn)(p, *batch)
+        return loss, jax.tree_util.tree_map(lambda w, g: w - lr * g, p, grads)
+    return jax.jit(step, donate_argnums=(0,))

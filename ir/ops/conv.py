@@ -1,0 +1,484 @@
+"""Convolution and pooling: the N-d `conv` and `max_pool` primitives, torch's functional ops on top.
+
+`conv` follows ``jax.lax.conv_general_dilated`` with NCHW input and OIHW
+weight: window strides, explicit ``(lo, hi)`` padding per spatial dim
+(negative = crop), input (lhs) dilation, kernel (rhs) dilation and feature
+groups.  Its VJP is two more convs, as in jax: the input gradient is a
+transposed conv (the cotangent dilated by the stride, correlated with the
+flipped, regrouped weight) and the weight gradient a conv of the input with
+the cotangent as kernel, so gradients of every order are convs again.
+`max_pool` returns values and torch's flat indices; its VJP scatters the
+cotangent to those indices.  conv1d/conv2d/conv_transpose2d, the pools and
+adaptive_avg_pool2d are decompositions.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from .. import types as T
+from ..builder import with_location
+from ..errors import DTypeError, ShapeError
+from ..registry import INTERNAL, REQUIRED, defop
+
+
+def _dilated(size: int, factor: int) -> int:
+    return 0 if size == 0 else (size - 1) * factor + 1
+
+
+def _out_size(size, pad, k, stride, dilation, lhs_dilation=1) -> int:
+    return (_dilated(size, lhs_dilation) + pad[0] + pad[1] - _dilated(k, dilation)) // stride + 1
+
+
+def _window(offset, dilation, stride, out):
+    """Slices picking, for one kernel offset, the input element of every output position."""
+    return tuple(slice(o * d, o * d + (n - 1) * s + 1, s)
+                 for o, d, s, n in zip(offset, dilation, stride, out))
+
+
+def _ttype(x) -> T.TensorType:
+    return T.TensorType(tuple(x.shape), x.dtype)
+
+
+def _fail(ops, e: Exception) -> Exception:
+    return with_location(e, ops.location())
+
+
+# ---- conv ---------------------------------------------------------------------------------
+def _conv_infer(types, *, stride, padding, dilation, lhs_dilation, groups):
+    x, w = types
+    nd = x.ndim - 2
+    if nd < 1 or w.ndim != x.ndim:
+        raise ShapeError(f"conv: expected input (N, C, *spatial) and weight (O, C/groups, *kernel) "
+                         f"of one rank, got {x} and {w}")
+    if not len(stride) == len(padding) == len(dilation) == len(lhs_dilation) == nd:
+        raise ValueError(f"conv: stride, padding, dilation and lhs_dilation need {nd} entries "
+                         f"for {x}")
+    if x.dtype is not w.dtype or not x.dtype.is_floating_point:
+        raise DTypeError(f"conv: input and weight must share one floating-point dtype, "
+                         f"got {x} and {w}")
+    if groups < 1 or w.shape[0] % groups or x.shape[1] != w.shape[1] * groups:
+        raise ShapeError(f"conv: weight {w} with groups={groups} does not fit input {x}")
+    out = tuple(_out_size(s, p, k, st, d, ld) for s, p, k, st, d, ld in
+                zip(x.shape[2:], padding, w.shape[2:], stride, dilation, lhs_dilation))
+    if any(o < 1 for o in out):
+        raise ShapeError(f"conv: input {x} (padding {padding}) is smaller than the dilated "
+                         f"kernel of weight {w}")
+    return T.TensorType((x.shape[0], w.shape[0]) + out, x.dtype)
+
+
+def _pad_np(x, padding, lhs_dilation):
+    """Dilate the spatial dims of `x` (zeros between elements), then pad (negative = crop)."""
+    if any(f != 1 for f in lhs_dilation):
+        shape = x.shape[:2] + tuple(_dilated(s, f) for s, f in zip(x.shape[2:], lhs_dilation))
+        xd = np.zeros(shape, x.dtype)
+        xd[(Ellipsis,) + tuple(slice(None, None, f) for f in lhs_dilation)] = x
+        x = xd
+    widths = [(0, 0), (0, 0)] + [(max(lo, 0), max(hi, 0)) for lo, hi in padding]
+    x = np.pad(x, widths)
+    crop = tuple(slice(max(-lo, 0), s - max(-hi, 0)) for (lo, hi), s in zip(padding, x.shape[2:]))
+    return x[(Ellipsis,) + crop]
+
+
+def _conv_numpy(xp, x, w, *, stride, padding, dilation, lhs_dilation, groups):
+    """im2col: one strided slice of the padded input per kernel offset, then one batched matmul.
+
+    Half-precision inputs accumulate in float32 (as the jax kernel and torch do).
+    """
+    dtype = x.dtype
+    if dtype.itemsize < 4:
+        x, w = x.astype(np.float32), w.astype(np.float32)
+    x = _pad_np(x, padding, lhs_dilation)
+    n, c = x.shape[:2]
+    o, cg, kernel = w.shape[0], w.shape[1], w.shape[2:]
+    out = tuple((s - _dilated(k, d)) // st + 1
+                for s, k, d, st in zip(x.shape[2:], kernel, dilation, stride))
+    cols = [x[(Ellipsis,) + _window(off, dilation, stride, out)]
+            for off in itertools.product(*map(range, kernel))]
+    patches = np.stack(cols, axis=2).reshape(n, groups, cg * len(cols), math.prod(out))
+    y = np.matmul(w.reshape(groups, o // groups, cg * len(cols)), patches)
+    return y.reshape((n, o) + out).astype(dtype, copy=False)
+
+
+def _conv_jax(xp, x, w, *, stride, padding, dilation, lhs_dilation, groups):
+    from jax import lax
+    spec = tuple(range(x.ndim))
+    acc = xp.float32 if x.dtype.itemsize < 4 else x.dtype
+    return lax.conv_general_dilated(
+        x, w, window_strides=stride, padding=padding, lhs_dilation=lhs_dilation,
+        rhs_dilation=dilation, dimension_numbers=lax.ConvDimensionNumbers(spec, spec, spec),
+        feature_group_count=groups, precision=lax.Precision.HIGHEST,
+        preferred_element_type=acc).astype(x.dtype)
+
+
+def _flip(b, x, dims):
+    dims = tuple(d for d in dims if x.shape[d] > 1)
+    return b.flip(x, dims) if dims else x
+
+
+def _conv_input_grad(b, ct, x, w, stride, padding, dilation, lhs_dilation, groups):
+    """A transposed conv: the cotangent, dilated by the stride, with the flipped regrouped weight."""
+    nd = len(stride)
+    o, cg, kernel = w.shape[0], w.shape[1], w.shape[2:]
+    spatial = tuple(range(3, 3 + nd))
+    wt = b.reshape(w, (groups, o // groups, cg) + kernel)
+    wt = b.reshape(b.permute(wt, (0, 2, 1) + spatial), (groups * cg, o // groups) + kernel)
+    wt = _flip(b, wt, range(2, 2 + nd))
+    pads = []
+    for i in range(nd):
+        dk = _dilated(kernel[i], dilation[i])
+        before = dk - padding[i][0] - 1
+        after = (_dilated(x.shape[2 + i], lhs_dilation[i]) + dk - 1
+                 - _dilated(ct.shape[2 + i], stride[i]) - before)
+        pads.append((before, after))
+    return b.conv(ct, wt, lhs_dilation, tuple(pads), dilation, stride, groups)
+
+
+def _conv_weight_grad(b, ct, x, w, stride, padding, dilation, lhs_dilation, groups):
+    """A conv of the input (channels as batch, batch as channels) with the cotangent as kernel."""
+    nd = len(stride)
+    n, c, size = x.shape[0], x.shape[1], x.shape[2:]
+    cg = c // groups
+    spatial = tuple(range(3, 3 + nd))
+    xt = b.reshape(x, (n, groups, cg) + size)
+    xt = b.reshape(b.permute(xt, (2, 1, 0) + spatial), (cg, groups * n) + size)
+    ctt = b.permute(ct, (1, 0) + tuple(range(2, 2 + nd)))
+    pads = []
+    for i in range(nd):
+        lo = padding[i][0]
+        hi = (_dilated(ct.shape[2 + i], stride[i]) - _dilated(size[i], lhs_dilation[i])
+              + _dilated(w.shape[2 + i], dilation[i]) - lo - 1)
+        pads.append((lo, hi))
+    g = b.conv(xt, ctt, dilation, tuple(pads), stride, lhs_dilation, groups)
+    return b.permute(g, (1, 0) + tuple(range(2, 2 + nd)))
+
+
+def _conv_vjp(b, ct, x, w, out, **attrs):
+    a = [attrs[k] for k in ("stride", "padding", "dilation", "lhs_dilation", "groups")]
+    return [_conv_input_grad(b, ct, x, w, *a), _conv_weight_grad(b, ct, x, w, *a)]
+
+
+defop("conv", "input, weight",
+      attrs=(("stride", REQUIRED), ("padding", REQUIRED), ("dilation", REQUIRED),
+             ("lhs_dilation", REQUIRED), ("groups", 1)),
+      infer=_conv_infer, kernel=_conv_numpy, kernels={"jax": _conv_jax}, vjp=_conv_vjp,
+      flags=INTERNAL, ref="jax.lax.conv_general_dilated (NCHW, OIHW); torch.convolution")
+
+
+# ---- max_pool -------------------------------------------------------------------------------
+def _max_pool_infer(types, *, kernel_size, stride, padding, dilation):
+    x = types[0]
+    if x.dtype is T.bool_:
+        raise DTypeError(f"max_pool: not supported for bool tensors, got {x}")
+    out = tuple(_out_size(s, p, k, st, d) for s, p, k, st, d in
+                zip(x.shape[2:], padding, kernel_size, stride, dilation))
+    shape = x.shape[:2] + out
+    return T.TensorType(shape, x.dtype), T.TensorType(shape, T.int64)
+
+
+def _max_pool_kernel(xp, x, *, kernel_size, stride, padding, dilation):
+    """Values and torch's indices (flat over the unpadded spatial dims); ties: the first max."""
+    nd = len(kernel_size)
+    fill = -np.inf if x.dtype.kind == "f" or x.dtype == T.bfloat16.numpy else np.iinfo(x.dtype).min
+    xpad = xp.pad(x, ((0, 0), (0, 0)) + tuple(padding), constant_values=fill)
+    size = x.shape[2:]
+    out = tuple(_out_size(s, p, k, st, d) for s, p, k, st, d in
+                zip(size, padding, kernel_size, stride, dilation))
+    offsets = list(itertools.product(*map(range, kernel_size)))
+    stacked = xp.stack([xpad[(Ellipsis,) + _window(off, dilation, stride, out)]
+                        for off in offsets], axis=-1)          # (N, C, *out, window)
+    arg = xp.argmax(stacked, axis=-1)
+    values = xp.max(stacked, axis=-1)
+    table = np.asarray(offsets, dtype=np.int64) * np.asarray(dilation, dtype=np.int64)
+    flat = 0
+    for i in range(nd):
+        start = np.arange(out[i], dtype=np.int64) * stride[i] - padding[i][0]
+        start = start.reshape((out[i],) + (1,) * (nd - 1 - i))
+        flat = flat * size[i] + (xp.asarray(table[:, i])[arg] + start)
+    return values, xp.asarray(flat).astype(np.int64)
+
+
+def _max_pool_vjp(b, ct, x, out, indices, **_):
+    """Scatter-add each output's cotangent to the input element its index names."""
+    n, c = x.shape[:2]
+    plane = math.prod(x.shape[2:])
+    rows = b.mul(b.arange(0, n * c, 1, T.int64), plane)
+    flat = b.add(indices, b.reshape(rows, (n, c) + (1,) * (len(x.shape) - 2)))
+    g = b.index_take_backward(b.reshape(ct[0], (-1,)), b.reshape(flat, (-1,)), (n * c * plane,), 0)
+    return [b.reshape(g, x.shape)]
+
+
+defop("max_pool", "input",
+      attrs=(("kernel_size", REQUIRED), ("stride", REQUIRED), ("padding", REQUIRED),
+             ("dilation", REQUIRED)),
+      infer=_max_pool_infer, kernel=_max_pool_kernel, vjp=_max_pool_vjp, flags=INTERNAL,
+      ref="torch.nn.functional.max_pool2d(return_indices=True); jax.lax.reduce_window")
+
+
+# ---- argument normalization shared by the decompositions --------------------------------------
+def _ints(name: str, arg: str, value, nd: int, minimum: int) -> tuple[int, ...]:
+    """An int or a sequence of `nd` ints (torch's `_pair`), each at least `minimum`."""
+    vals = (value,) * nd if isinstance(value, int) else tuple(value)
+    if len(vals) == 1:
+        vals = vals * nd
+    if len(vals) != nd or not all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+        raise ValueError(f"{name}: expected {arg} to be a single integer value or a list of {nd} "
+                         f"values, got {arg}={value!r}")
+    if any(v < minimum for v in vals):
+        what = "non-positive" if minimum == 1 else "negative"
+        raise ValueError(f"{name}: {what} {arg} is not supported, got {arg}={value!r}")
+    return vals
+
+
+def _batched(ops, name: str, x, nd: int):
+    """(x with a batch dim, whether one was added): torch's unbatched (C, *spatial) inputs."""
+    rank = len(x.shape)
+    if rank not in (nd + 1, nd + 2):
+        raise _fail(ops, ShapeError(f"{name}: expected {nd + 1}-D (unbatched) or {nd + 2}-D "
+                                    f"(batched) input, got {_ttype(x)}"))
+    return (ops.unsqueeze(x, 0), True) if rank == nd + 1 else (x, False)
+
+
+def _conv_padding(name, padding, kernel, dilation, stride):
+    nd = len(kernel)
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * nd
+        if padding != "same":
+            raise ValueError(f"{name}: invalid padding string {padding!r} "
+                             "(expected 'same' or 'valid')")
+        if any(s != 1 for s in stride):
+            raise ValueError(f"{name}: padding='same' is not supported for strided convolutions")
+        total = [d * (k - 1) for k, d in zip(kernel, dilation)]
+        return tuple((t // 2, t - t // 2) for t in total)     # torch puts the odd one on the right
+    return tuple((p, p) for p in _ints(name, "padding", padding, nd, 0))
+
+
+def _check_conv(ops, name, x, w, groups, transposed=False):
+    """torch's channel, rank and dtype checks, naming the user's op."""
+    if len(w.shape) != len(x.shape):
+        raise _fail(ops, ShapeError(f"{name}: weight {_ttype(w)} must have the rank of the "
+                                    f"batched input {_ttype(x)}"))
+    if x.dtype is not w.dtype or not x.dtype.is_floating_point:
+        raise _fail(ops, DTypeError(f"{name}: input {_ttype(x)} and weight {_ttype(w)} must "
+                                    "share one floating-point dtype (torch does not promote)"))
+    if not isinstance(groups, int) or groups < 1:
+        raise _fail(ops, ValueError(f"{name}: non-positive groups is not supported, got {groups}"))
+    in_channels = w.shape[0] if transposed else w.shape[1] * groups
+    if (w.shape[0] % groups) or x.shape[1] != in_channels:
+        raise _fail(ops, ShapeError(f"{name}: weight {_ttype(w)} with groups={groups} expects "
+                                    f"{in_channels} input channels (divisible by groups), "
+                                    f"got input {_ttype(x)}"))
+
+
+def _add_bias(ops, name, y, bias, nd):
+    if bias is None:
+        return y
+    c = y.shape[1]
+    if tuple(bias.shape) != (c,) or bias.dtype is not y.dtype:
+        raise _fail(ops, ShapeError(f"{name}: expected bias of shape ({c},) and dtype "
+                                    f"{y.dtype.name}, got {_ttype(bias)}"))
+    return ops.add(y, ops.reshape(bias, (1, c) + (1,) * nd))
+
+
+def _check_out(ops, name, x, pads, kernel, stride, dilation, lhs_dilation=None):
+    lhs_dilation = lhs_dilation or (1,) * len(kernel)
+    out = [_out_size(s, p, k, st, d, ld) for s, p, k, st, d, ld in
+           zip(x.shape[2:], pads, kernel, stride, dilation, lhs_dilation)]
+    if any(o < 1 for o in out):
+        raise _fail(ops, ShapeError(f"{name}: input {_ttype(x)} gives output size {tuple(out)}, "
+                                    f"too small for kernel size {tuple(kernel)} (padding "
+                                    f"{tuple(p[0] for p in pads)}, dilation {tuple(dilation)})"))
+
+
+# ---- conv1d / conv2d / conv_transpose2d -------------------------------------------------------
+def _conv_decomp(nd: int, name: str):
+    def decomp(ops, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+        x, unbatched = _batched(ops, name, input, nd)
+        _check_conv(ops, name, x, weight, groups)
+        try:
+            stride = _ints(name, "stride", stride, nd, 1)
+            dilation = _ints(name, "dilation", dilation, nd, 1)
+            pads = _conv_padding(name, padding, weight.shape[2:], dilation, stride)
+        except ValueError as e:
+            raise _fail(ops, e) from None
+        _check_out(ops, name, x, pads, weight.shape[2:], stride, dilation)
+        y = ops.conv(x, weight, stride, pads, dilation, (1,) * nd, groups)
+        y = _add_bias(ops, name, y, bias, nd)
+        return ops.squeeze(y, 0) if unbatched else y
+    decomp.__name__ = name
+    return decomp
+
+
+defop("conv1d", "input, weight",
+      attrs=(("bias", None), ("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1)),
+      decomp=_conv_decomp(1, "conv1d"), ref="torch.nn.functional.conv1d")
+defop("conv2d", "input, weight",
+      attrs=(("bias", None), ("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1)),
+      decomp=_conv_decomp(2, "conv2d"), ref="torch.nn.functional.conv2d")
+
+
+def _conv_transpose_decomp(nd: int, name: str):
+    def decomp(ops, input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+               dilation=1):
+        x, unbatched = _batched(ops, name, input, nd)
+        _check_conv(ops, name, x, weight, groups, transposed=True)
+        try:
+            stride = _ints(name, "stride", stride, nd, 1)
+            dilation = _ints(name, "dilation", dilation, nd, 1)
+            padding = _ints(name, "padding", padding, nd, 0)
+            output_padding = _ints(name, "output_padding", output_padding, nd, 0)
+        except ValueError as e:
+            raise _fail(ops, e) from None
+        if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+            raise _fail(ops, ValueError(
+                f"{name}: output padding must be smaller than either stride or dilation, got "
+                f"output_padding={output_padding}, stride={stride}, dilation={dilation}"))
+        kernel = weight.shape[2:]
+        cin_g, cout_g = weight.shape[0] // groups, weight.shape[1]
+        spatial = tuple(range(3, 3 + nd))
+        # (G*Cin/G, Cout/G, *k) -> (G*Cout/G, Cin/G, *k), flipped: a conv of the dilated input
+        w = ops.reshape(weight, (groups, cin_g, cout_g) + kernel)
+        w = ops.reshape(ops.permute(w, (0, 2, 1) + spatial), (groups * cout_g, cin_g) + kernel)
+        w = _flip(ops, w, range(2, 2 + nd))
+        pads = tuple((d * (k - 1) - p, d * (k - 1) - p + op)
+                     for k, d, p, op in zip(kernel, dilation, padding, output_padding))
+        _check_out(ops, name, x, pads, kernel, (1,) * nd, dilation, stride)
+        y = ops.conv(x, w, (1,) * nd, pads, dilation, stride, groups)
+        y = _add_bias(ops, name, y, bias, nd)
+        return ops.squeeze(y, 0) if unbatched else y
+    decomp.__name__ = name
+    return decomp
+
+
+defop("conv_transpose2d", "input, weight",
+      attrs=(("bias", None), ("stride", 1), ("padding", 0), ("output_padding", 0), ("groups", 1),
+             ("dilation", 1)),
+      decomp=_conv_transpose_decomp(2, "conv_transpose2d"),
+      ref="torch.nn.functional.conv_transpose2d")
+
+
+# ---- pooling --------------------------------------------------------------------------------
+def _pool_padding(name, size, kernel, stride, padding, dilation, ceil_mode):
+    """torch's pooling output size as explicit (lo, hi) padding (the ceil-mode overhang on hi)."""
+    pads = []
+    for s, k, st, p, d in zip(size, kernel, stride, padding, dilation):
+        if 2 * p > _dilated(k, d):
+            raise ValueError(f"{name}: pad should be at most half of effective kernel size, "
+                             f"but got pad={p}, kernel_size={k} and dilation={d}")
+        span = s + 2 * p - _dilated(k, d)
+        out = (span + (st - 1 if ceil_mode else 0)) // st + 1
+        if ceil_mode and (out - 1) * st >= s + p:
+            out -= 1
+        pads.append((p, max(p, (out - 1) * st + _dilated(k, d) - s - p)))
+    return tuple(pads)
+
+
+def _pool_args(ops, name, x, kernel_size, stride, padding, dilation, ceil_mode):
+    nd = len(x.shape) - 2
+    try:
+        kernel = _ints(name, "kernel_size", kernel_size, nd, 1)
+        stride = kernel if stride is None or stride == () or stride == [] else \
+            _ints(name, "stride", stride, nd, 1)
+        padding = _ints(name, "padding", padding, nd, 0)
+        dilation = _ints(name, "dilation", dilation, nd, 1)
+        pads = _pool_padding(name, x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
+    except ValueError as e:
+        raise _fail(ops, e) from None
+    _check_out(ops, name, x, pads, kernel, stride, dilation)
+    return kernel, stride, pads, dilation
+
+
+def _max_pool2d(ops, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                return_indices=False):
+    x, unbatched = _batched(ops, "max_pool2d", input, 2)
+    args = _pool_args(ops, "max_pool2d", x, kernel_size, stride, padding, dilation, ceil_mode)
+    values, indices = ops.max_pool(x, *args)
+    if unbatched:
+        values, indices = ops.squeeze(values, 0), ops.squeeze(indices, 0)
+    return (values, indices) if return_indices else values
+
+
+defop("max_pool2d", "input",
+      attrs=(("kernel_size", REQUIRED), ("stride", None), ("padding", 0), ("dilation", 1),
+             ("ceil_mode", False), ("return_indices", False)),
+      decomp=_max_pool2d, ref="torch.nn.functional.max_pool2d (ties: the first maximum)")
+
+
+def _avg_pool2d(ops, input, kernel_size, stride=None, padding=0, ceil_mode=False,
+                count_include_pad=True, divisor_override=None):
+    """Window sums as a conv with a ones kernel, divided by torch's per-window divisor."""
+    x, unbatched = _batched(ops, "avg_pool2d", input, 2)
+    if not x.dtype.is_floating_point:
+        raise _fail(ops, NotImplementedError(
+            f"avg_pool2d: integer inputs are not supported yet, got {_ttype(x)}"))
+    kernel, stride, pads, _ = _pool_args(ops, "avg_pool2d", x, kernel_size, stride, padding, 1,
+                                         ceil_mode)
+    n, c, h, w = x.shape
+    ones = ops.full((1, 1) + kernel, 1.0, x.dtype)
+    sums = ops.conv(ops.reshape(x, (n * c, 1, h, w)), ones, stride, pads, (1, 1), (1, 1), 1)
+    sums = ops.reshape(sums, (n, c) + tuple(sums.shape[2:]))
+    if divisor_override is not None:
+        if not divisor_override:
+            raise _fail(ops, ValueError("avg_pool2d: divisor must be not zero"))
+        out = ops.div(sums, float(divisor_override))
+    elif count_include_pad and all(lo == hi for lo, hi in pads):
+        out = ops.div(sums, float(math.prod(kernel)))
+    else:
+        # per-window count of the positions torch divides by: padded ones (count_include_pad),
+        # else real ones; never the ceil-mode overhang
+        if count_include_pad:
+            plane = (1, 1, h + 2 * pads[0][0], w + 2 * pads[1][0])
+            count_pads = tuple((0, hi - lo) for lo, hi in pads)
+        else:
+            plane, count_pads = (1, 1, h, w), pads
+        counts = ops.conv(ops.full(plane, 1.0, x.dtype), ones, stride, count_pads, (1, 1),
+                          (1, 1), 1)
+        out = ops.div(sums, counts)
+    return ops.squeeze(out, 0) if unbatched else out
+
+
+defop("avg_pool2d", "input",
+      attrs=(("kernel_size", REQUIRED), ("stride", None), ("padding", 0), ("ceil_mode", False),
+             ("count_include_pad", True), ("divisor_override", None)),
+      decomp=_avg_pool2d, ref="torch.nn.functional.avg_pool2d")
+
+
+def _adaptive_avg_pool2d(ops, input, output_size):
+    """torch's windows [floor(i*S/out), ceil((i+1)*S/out)) per dim: a reshape-mean when out divides S."""
+    x, unbatched = _batched(ops, "adaptive_avg_pool2d", input, 2)
+    if not x.dtype.is_floating_point:
+        raise _fail(ops, NotImplementedError(
+            f"adaptive_avg_pool2d: integer inputs are not supported yet, got {_ttype(x)}"))
+    sizes = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != 2:
+        raise _fail(ops, ValueError(f"adaptive_avg_pool2d: output_size must be an int or 2 "
+                                    f"values, got {output_size!r}"))
+    for i, dim in ((0, 2), (1, 3)):
+        size = x.shape[dim]
+        out = size if sizes[i] is None else sizes[i]
+        if out < 0 or (out == 0 and size):
+            raise _fail(ops, ValueError(f"adaptive_avg_pool2d: invalid output_size "
+                                        f"{output_size!r} for input {_ttype(input)}"))
+        if out == size:
+            continue
+        if size % out == 0:
+            shape = tuple(x.shape)
+            x = ops.mean(ops.reshape(x, shape[:dim] + (out, size // out) + shape[dim + 1:]),
+                         dim + 1)
+            continue
+        parts = []
+        for j in range(out):
+            lo, hi = (j * size) // out, -((-(j + 1) * size) // out)
+            starts = [0] * 4
+            stops = list(x.shape)
+            starts[dim], stops[dim] = lo, hi
+            parts.append(ops.mean(ops.slice(x, tuple(starts), tuple(stops), (1,) * 4), dim, True))
+        x = ops.cat(parts, dim)
+    return ops.squeeze(x, 0) if unbatched else x
+
+
+defop("adaptive_avg_pool2d", "input", attrs=(("output_size", REQUIRED),),
+      decomp=_adaptive_avg_pool2d, ref="torch.nn.functional.adaptive_avg_pool2d")

@@ -1,0 +1,148 @@
+"""Special functions (erf, gamma family, logit) and gelu, which needs erf.
+
+NumPy has no erf or gamma functions, so the NumPy kernel of each op calls
+`scipy.special` and the jax kernel `jax.scipy.special` (both imported on
+first use). Half-precision inputs are computed in float32 on NumPy, which
+SciPy has no loops for, and rounded back.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..registry import CHEAP, ELEMENTWISE, INTERNAL, TO_FLOAT, defop
+from ._common import same_as_first
+from .unary import float_only, scalar
+
+EW = ELEMENTWISE | CHEAP
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _scipy(name):
+    """NumPy kernel calling scipy.special.<name>(*leading_args, x) in x's dtype."""
+    def kernel(xp, x, *args):
+        import scipy.special
+        fn = getattr(scipy.special, name)
+        wide = x.astype(np.float32) if x.dtype.itemsize < 4 else x
+        return np.asarray(fn(*args, wide)).astype(x.dtype, copy=False)
+    return kernel
+
+
+def _jax(name):
+    def kernel(xp, x, *args):
+        import jax.scipy.special
+        return getattr(jax.scipy.special, name)(*args, x)
+    return kernel
+
+
+def _special(name, fn, vjp, **kw):
+    return defop(name, "input", infer=same_as_first, flags=EW | TO_FLOAT, ref=f"torch.{name}",
+                 kernel=_scipy(fn), kernels={"jax": _jax(fn)}, vjp=vjp, **kw)
+
+
+def _gauss(b, x):
+    """2/sqrt(pi) * exp(-x^2), the derivative of erf."""
+    return b.mul(b.exp(b.neg(b.mul(x, x))), TWO_OVER_SQRT_PI)
+
+
+_special("erf", "erf", lambda b, ct, x, out: [b.mul(ct, _gauss(b, x))])
+_special("erfc", "erfc", lambda b, ct, x, out: [b.neg(b.mul(ct, _gauss(b, x)))])
+# sqrt(pi)/2 * exp(erfinv(x)^2): inf at |x| == 1, as torch
+_special("erfinv", "erfinv",
+         lambda b, ct, x, out: [b.mul(ct, b.div(b.exp(b.mul(out, out)), TWO_OVER_SQRT_PI))])
+# log|gamma(x)|; gradient digamma(x) (-inf at 0, as torch)
+_special("lgamma", "gammaln", lambda b, ct, x, out: [b.mul(ct, b.digamma(x))])
+
+
+def _digamma_jax(xp, x):
+    import jax.scipy.special
+    # torch (and SciPy): digamma(+-0) = -+inf; jax gives NaN there
+    return xp.where(x == 0, -xp.copysign(scalar(x, math.inf), x), jax.scipy.special.digamma(x))
+
+
+defop("digamma", "input", infer=same_as_first, flags=EW | TO_FLOAT, ref="torch.digamma",
+      kernel=_scipy("psi"), kernels={"jax": _digamma_jax},
+      vjp=lambda b, ct, x, out: [b.mul(ct, b.polygamma(x, 1))])
+
+
+_POLYGAMMA_NP, _POLYGAMMA_JAX = _scipy("polygamma"), _jax("polygamma")
+
+
+def _polygamma_canon(types, *, n):
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"polygamma: n must be an int >= 1 here (n = 0 is digamma), got {n!r}")
+    return {"n": n}
+
+
+# The n-th derivative of digamma: only reached through digamma's VJP, so IR-only for now
+# (torch.polygamma(n, input) puts n first, which the registry's input-first binding cannot).
+defop("polygamma", "input", attrs=(("n", 1),), canon=_polygamma_canon, infer=same_as_first,
+      flags=EW | TO_FLOAT | INTERNAL, ref="torch.polygamma",
+      kernel=lambda xp, x, *, n: _POLYGAMMA_NP(xp, x, n),
+      kernels={"jax": lambda xp, x, *, n: _POLYGAMMA_JAX(xp, x, n)},
+      vjp=lambda b, ct, x, out, *, n: [b.mul(ct, b.polygamma(x, n + 1))])
+
+
+# ---- logit --------------------------------------------------------------------------------------
+def _logit_canon(types, *, eps):
+    return {"eps": None if eps is None else float(eps)}
+
+
+def _logit_kernel(xp, x, *, eps):
+    if eps is not None:
+        x = xp.minimum(xp.maximum(x, scalar(x, eps)), scalar(x, 1.0 - eps))
+    return xp.log(x / (scalar(x, 1.0) - x))
+
+
+def _logit_vjp(b, ct, x, out, *, eps):
+    # torch: 1 / (x (1 - x)) inside [eps, 1 - eps] (closed), outside it 0 with eps, NaN without
+    lo, hi, fill = (0.0, 1.0, math.nan) if eps is None else (eps, 1.0 - eps, 0.0)
+    outside = b.logical_or(b.lt(x, lo), b.gt(x, hi))
+    return [b.where(outside, fill, b.div(ct, b.mul(x, b.rsub(x, 1.0))))]
+
+
+defop("logit", "input", attrs=(("eps", None),), canon=_logit_canon, infer=same_as_first,
+      flags=EW | TO_FLOAT, ref="torch.logit", kernel=_logit_kernel, vjp=_logit_vjp)
+
+
+# ---- gelu ---------------------------------------------------------------------------------------
+SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+GELU_C = 0.044715
+
+
+def _gelu_canon(types, *, approximate):
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate argument must be either 'none' or 'tanh', got "
+                         f"{approximate!r}")
+    return {"approximate": approximate}
+
+
+def _gelu_kernel(erf):
+    def kernel(xp, x, *, approximate):
+        c = lambda v: scalar(x, v)  # noqa: E731
+        if approximate == "tanh":
+            inner = c(SQRT_2_OVER_PI) * (x + c(GELU_C) * x * x * x)
+            return c(0.5) * x * (c(1.0) + xp.tanh(inner))
+        return c(0.5) * x * (c(1.0) + erf(xp, x * c(1.0 / math.sqrt(2.0))))
+    return kernel
+
+
+def _gelu_vjp(b, ct, x, out, *, approximate):
+    if approximate == "tanh":
+        x2 = b.mul(x, x)
+        t = b.tanh(b.mul(b.add(x, b.mul(b.mul(x2, x), GELU_C)), SQRT_2_OVER_PI))
+        dinner = b.mul(b.add(b.mul(x2, 3.0 * GELU_C), 1.0), SQRT_2_OVER_PI)
+        d = b.add(b.mul(b.add(t, 1.0), 0.5),
+                  b.mul(b.mul(b.mul(x, 0.5), b.rsub(b.mul(t, t), 1.0)), dinner))
+        return [b.mul(ct, d)]
+    # Phi(x) + x * phi(x)
+    cdf = b.mul(b.add(b.erf(b.mul(x, 1.0 / math.sqrt(2.0))), 1.0), 0.5)
+    pdf = b.mul(b.exp(b.mul(b.mul(x, x), -0.5)), 1.0 / math.sqrt(2.0 * math.pi))
+    return [b.mul(ct, b.add(cdf, b.mul(x, pdf)))]
+
+
+defop("gelu", "input", attrs=(("approximate", "none"),), canon=_gelu_canon,
+      infer=float_only("gelu"), flags=EW, ref="torch.nn.functional.gelu",
+      kernel=_gelu_kernel(_scipy("erf")), kernels={"jax": _gelu_kernel(_jax("erf"))},
+      vjp=_gelu_vjp)

@@ -1,0 +1,601 @@
+"""Op database: matrix products (mm, bmm, mv, dot, outer, tensordot, einsum) and torch.linalg.
+
+Samples are small and well conditioned: matrices near 2I for inv/solve/det, A + A^T with a
+chosen spectrum for cholesky/eigh (the `fn` symmetrizes, so finite differences in any
+direction are valid; a `sym=False` sample calls the op on a symmetric matrix directly and is
+checked against jax, whose eigh/cholesky gradients are symmetric like torch's), and U S V^T
+with distinct singular values for svd/qr.  Eigenvectors and singular vectors are defined up
+to sign, so `fn`/`ref` return sign-free products (each column times its first entry).
+Multi-output ops are checked through one tensor holding every output, flattened.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import tracegrad as tg
+
+from .core import F32, F64, I64, ErrorInput, OpInfo, Sample, ints, uniform
+
+INF = math.inf
+LA = tg.linalg
+LINALG_TOLS = {F32: (2e-4, 2e-4)}   # float32 factorizations against float64 references
+NO_LOW = {"low_precision": "torch.linalg has no float16/bfloat16 kernels (raises, as torch)"}
+
+
+def _f(*shape, dtype=np.float32):
+    return np.ones(shape, dtype)
+
+
+# ---- generators -----------------------------------------------------------------------------
+def _near_identity(rng, shape, dtype, scale=2.0):
+    """scale * I plus noise in [-0.5, 0.5]: well conditioned, det far from 0."""
+    n = shape[-1]
+    return (rng.uniform(-0.5, 0.5, shape) + scale * np.eye(n)).astype(dtype.numpy)
+
+
+def _orthogonal(rng, shape):
+    q, r = np.linalg.qr(rng.standard_normal(shape))
+    return q * np.sign(np.diagonal(r, axis1=-2, axis2=-1))[..., None, :]
+
+
+def _half_spectrum(rng, shape, dtype, values):
+    """A with A + A^T = Q diag(values) Q^T (A itself symmetric)."""
+    q = _orthogonal(rng, shape)
+    return ((q * np.asarray(values, float)) @ np.swapaxes(q, -1, -2) / 2).astype(dtype.numpy)
+
+
+def _with_singular_values(rng, shape, dtype, values):
+    *batch, m, n = shape
+    k = min(m, n)
+    u = _orthogonal(rng, tuple(batch) + (m, m))[..., :k]
+    v = _orthogonal(rng, tuple(batch) + (n, n))[..., :k]
+    return ((u * np.asarray(values, float)) @ np.swapaxes(v, -1, -2)).astype(dtype.numpy)
+
+
+# ---- helpers shared by fn (tracegrad) and ref (xp) -------------------------------------------
+def _mT(xp, x):
+    return xp.swapaxes(x, -1, -2)
+
+
+def _flat_cat_tg(*xs, batch):
+    return tg.cat([x.reshape(*batch, -1) for x in xs], -1)
+
+
+def _flat_cat_xp(xp, *xs, batch):
+    return xp.concatenate([xp.reshape(x, tuple(batch) + (-1,)) for x in xs], -1)
+
+
+# ---- mm, bmm, mv, dot, outer ------------------------------------------------------------------
+def _pair_samples(shapes, ints_ok=True):
+    def samples(rng, dtype):
+        out = [Sample((uniform(rng, a, dtype, -1, 1), uniform(rng, b, dtype, -1, 1)))
+               for a, b in shapes]
+        if ints_ok and dtype is F32:   # integer products, as torch (forward only)
+            out.append(Sample((ints(rng, shapes[0][0]), ints(rng, shapes[0][1])), dtype=I64))
+        return out
+    return samples
+
+
+def _mm_errors():
+    return [ErrorInput((_f(3), _f(3, 2)), ValueError, ("mm", "self must be a matrix", "f32[3]")),
+            ErrorInput((_f(2, 3), _f(3)), ValueError, ("mm", "mat2 must be a matrix")),
+            ErrorInput((_f(2, 3), _f(4, 2)), ValueError,
+                       ("mm", "cannot be multiplied", "2x3 and 4x2", "f32[2,3]", "f32[4,2]")),
+            ErrorInput((_f(2, 3), _f(3, 2, dtype=np.float64)), TypeError,
+                       ("mm", "same dtype", "f32[2,3]", "f64[3,2]"))]
+
+
+def _bmm_errors():
+    return [ErrorInput((_f(2, 3), _f(3, 2)), ValueError, ("bmm", "batch1 must be a 3D tensor")),
+            ErrorInput((_f(2, 2, 3), _f(3, 3, 2)), ValueError,
+                       ("bmm", "[2, 3]", "[3, 3]", "f32[2,2,3]")),
+            ErrorInput((_f(2, 2, 3), _f(2, 4, 2)), ValueError, ("bmm", "[2, 3]", "[2, 4]")),
+            ErrorInput((_f(2, 2, 3), _f(2, 3, 2, dtype=np.float64)), TypeError,
+                       ("bmm", "same dtype"))]
+
+
+def _mv_errors():
+    return [ErrorInput((_f(2, 3), _f(3, 1)), ValueError, ("mv", "f32[2,3]", "f32[3,1]")),
+            ErrorInput((_f(2, 3), _f(4)), ValueError, ("mv", "size mismatch", "2x3", "(4)")),
+            ErrorInput((_f(2, 3), _f(3, dtype=np.float64)), TypeError, ("mv", "same dtype"))]
+
+
+def _dot_errors():
+    return [ErrorInput((_f(2, 3), _f(3)), ValueError, ("dot", "1D tensors expected", "2D")),
+            ErrorInput((_f(3), _f(4)), ValueError, ("dot", "inconsistent tensor size", "[3]",
+                                                    "[4]")),
+            ErrorInput((_f(3), _f(3, dtype=np.float64)), TypeError,
+                       ("dot", "same dtype", "f32[3]", "f64[3]")),
+            ErrorInput((_f(3), 2.0), TypeError, ("dot()", "tensor", "float"))]
+
+
+def _outer_samples(rng, dtype):
+    out = _pair_samples([((3,), (4,)), ((1,), (2,))])(rng, dtype)
+    if dtype is F32:   # torch.outer promotes like mul
+        out.append(Sample((uniform(rng, (3,), F32), uniform(rng, (2,), F64)), dtype=F64))
+        out.append(Sample((ints(rng, (3,)), uniform(rng, (2,), F32)), dtype=F32))
+    return out
+
+
+PRODUCT_OPS = [
+    OpInfo("mm", tg.mm, lambda xp, a, b: xp.matmul(a, b),
+           _pair_samples([((3, 4), (4, 2)), ((1, 3), (3, 1))]), error_inputs=_mm_errors),
+    OpInfo("bmm", lambda a, b: a.bmm(b), lambda xp, a, b: xp.matmul(a, b),
+           _pair_samples([((2, 3, 4), (2, 4, 2)), ((1, 2, 1), (1, 1, 3))]),
+           error_inputs=_bmm_errors),
+    OpInfo("mv", tg.mv, lambda xp, a, v: xp.matmul(a, v),
+           _pair_samples([((3, 4), (4,)), ((1, 2), (2,))]), error_inputs=_mv_errors),
+    OpInfo("dot", lambda a, b: a.dot(b), lambda xp, a, b: xp.dot(a, b),
+           _pair_samples([((4,), (4,)), ((1,), (1,))]), error_inputs=_dot_errors),
+    OpInfo("outer", tg.outer, lambda xp, a, b: xp.outer(a, b), _outer_samples,
+           error_inputs=lambda: [ErrorInput((_f(2, 3), _f(3)), ValueError,
+                                            ("outer", "1-D argument self", "2-D"))]),
+]
+
+
+# ---- tensordot --------------------------------------------------------------------------------
+def _tensordot_samples(rng, dtype):
+    u = lambda *s: uniform(rng, s, dtype, -1, 1)  # noqa: E731
+    return [Sample((u(2, 3, 4), u(3, 4, 2))),                                  # dims=2
+            Sample((u(2, 3), u(3, 2)), {"dims": 1}),
+            Sample((u(2, 3), u(2)), {"dims": 0}),                              # outer product
+            Sample((u(2, 3, 4), u(4, 3, 2)), {"dims": ([1, 2], [1, 0])}),
+            Sample((u(3, 2), u(2, 3)), {"dims": ([-1, 0], [0, -1])}),          # full contraction
+            Sample((u(2, 3), u(2, 3)), {"dims": 2})]                         # -> 0-d
+
+
+def _tensordot_ref(xp, a, b, dims=2):
+    return xp.tensordot(a, b, axes=dims)
+
+
+def _tensordot_errors():
+    a, b = _f(2, 3, 4), _f(4, 4, 5)
+    return [ErrorInput((a, b), ValueError, ("tensordot", "contracted dimensions need to match",
+                                            "size 3", "size 4", "f32[2,3,4]")),
+            ErrorInput((_f(2, 3), _f(3, 5)), ValueError, ("dims >= 0", "dims=-1"), {"dims": -1}),
+            ErrorInput((_f(2, 3), _f(3, 5)), ValueError, ("ndim", "dims=3"), {"dims": 3}),
+            ErrorInput((_f(2, 3), _f(3, 5)), ValueError, ("same length",),
+                       {"dims": ([1], [0, 1])}),
+            ErrorInput((_f(2, 3), _f(3, 5)), TypeError, ("tensordot", "pair of lists"),
+                       {"dims": (1, 0)}),
+            ErrorInput((_f(2, 3), _f(3, 5, dtype=np.float64)), TypeError,
+                       ("tensordot", "same dtype"), {"dims": 1}),
+            ErrorInput((_f(2, 3), _f(3, 5)), IndexError, ("tensordot", "out of range"),
+                       {"dims": ([2], [0])})]
+
+
+TENSORDOT = OpInfo("tensordot", tg.tensordot, _tensordot_ref, _tensordot_samples,
+                   error_inputs=_tensordot_errors)
+
+
+# ---- einsum -----------------------------------------------------------------------------------
+EINSUM_CASES = [   # (equation, operand shapes)
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]),
+    ("ii->i", [(3, 3)]),                    # diagonal
+    ("ii", [(3, 3)]),                       # trace (implicit output)
+    ("i,i->", [(4,), (4,)]),
+    ("i,j->ij", [(2,), (3,)]),
+    ("...ij,...jk", [(2, 2, 3), (3, 2)]),   # ellipsis broadcasting
+    ("ijk->kji", [(2, 3, 4)]),
+    ("bn,anm,bm->ba", [(2, 3), (4, 3, 2), (2, 2)]),
+    ("ba,cb", [(3, 2), (4, 3)]),            # implicit output 'ac'
+    ("i j , j k -> i k", [(2, 3), (3, 2)]),
+    ("iij,kj->ki", [(2, 2, 3), (4, 3)]),    # a diagonal inside a product
+    ("ij,kj->", [(2, 1), (3, 4)]),          # size-1 broadcasting of j (torch allows it)
+]
+
+
+def _einsum_samples(rng, dtype):
+    out = [Sample(tuple(uniform(rng, s, dtype, -1, 1) for s in shapes), {"equation": eq})
+           for eq, shapes in EINSUM_CASES]
+    if dtype is F32:
+        out.append(Sample((ints(rng, (2, 3)), ints(rng, (3, 2))), {"equation": "ij,jk"},
+                          dtype=I64))
+    return out
+
+
+def _einsum_ref(xp, *xs, equation):
+    if equation == "ij,kj->":   # numpy/jax do not broadcast a labelled size-1 dim
+        xs = (xp.broadcast_to(xs[0], (2, 4)), xs[1])
+    return xp.einsum(equation, *xs)
+
+
+def _einsum_errors():
+    def e(eq, shapes, exc, *match, dtype=np.float32):
+        return ErrorInput(tuple(np.ones(s, dtype) for s in shapes), exc, match, {"equation": eq})
+    return [e("ij,jk", [(2, 3)], ValueError, "einsum()", "fewer operands"),
+            e("ij", [(2, 3), (3,)], ValueError, "einsum()", "more operands"),
+            e("ijk,jk", [(2, 3), (3, 2)], ValueError, "einsum()", "subscripts", "(3)", "(2)",
+              "operand 0"),
+            e("ij->ii", [(2, 2)], ValueError, "einsum()", "output subscript i",
+              "more than once"),
+            e("ij->k", [(2, 2)], ValueError, "output subscript k", "does not appear"),
+            e("i1->i", [(2, 2)], ValueError, "einsum()", "invalid subscript", "[a-zA-Z]"),
+            e("ij,jk", [(2, 3), (4, 2)], ValueError, "einsum()", "subscript j", "size 4",
+              "operand 1", "size 3"),
+            e("ii->i", [(2, 3)], ValueError, "einsum()", "subscript i is repeated", "3 != 2"),
+            e("...ij,...jk", [(5, 2, 3), (4, 3, 2)], ValueError, "einsum()", "ellipsis",
+              "size 4"),
+            ErrorInput((_f(2, 3), _f(3, 2, dtype=np.float64)), TypeError,
+                       ("einsum()", "dtype", "f32[2,3]", "f64[3,2]"), {"equation": "ij,jk"}),
+            ErrorInput((_f(2, 3), 2.0), TypeError, ("einsum()", "tensor", "float"),
+                       {"equation": "ij,"})]
+
+
+EINSUM = OpInfo("einsum", lambda *xs, equation: tg.einsum(equation, *xs), _einsum_ref,
+                _einsum_samples, error_inputs=_einsum_errors, executor_samples=(0, 8))
+
+
+# ---- inv, solve, det, slogdet -----------------------------------------------------------------
+def _square_errors(name, **kw):
+    return [ErrorInput((_f(2, 3),), ValueError, (name, "square matrices", "2 by 3", "f32[2,3]"),
+                       kw),
+            ErrorInput((_f(3),), ValueError, (name, "at least 2 dimensions", "f32[3]"), kw),
+            ErrorInput((np.eye(2, dtype=np.int64),), TypeError, (name, "floating point",
+                                                                 "i64[2,2]"), kw),
+            ErrorInput((np.eye(2, dtype=np.float16),), TypeError,
+                       (name, "Low precision", "f16[2,2]"), kw)]
+
+
+def _inv_samples(rng, dtype):
+    return [Sample((_near_identity(rng, (3, 3), dtype),)),
+            Sample((_near_identity(rng, (2, 2, 2), dtype),)),
+            Sample((_near_identity(rng, (1, 1), dtype, -1.5),))]
+
+
+def _inv_errors():
+    singular = np.stack([np.eye(2), np.ones((2, 2))]).astype(np.float32)
+    return _square_errors("linalg.inv") + [
+        ErrorInput((_f(2, 2),), tg.linalg.LinAlgError, ("linalg.inv", "singular", "f32[2,2]")),
+        ErrorInput((singular,), RuntimeError, ("linalg.inv", "(Batch element 1)", "singular"))]
+
+
+def _solve_samples(rng, dtype):
+    a = lambda *s: _near_identity(rng, s, dtype)  # noqa: E731
+    u = lambda *s: uniform(rng, s, dtype, -1, 1)  # noqa: E731
+    return [Sample((a(3, 3), u(3, 2))),
+            Sample((a(3, 3), u(3,))),                            # a vector right-hand side
+            Sample((a(2, 3, 3), u(2, 3))),                       # a batch of vectors
+            Sample((a(2, 3, 3), u(3, 1))),                       # B broadcast over A's batch
+            Sample((a(3, 3), u(2, 3, 2))),                       # A broadcast over B's batch
+            Sample((a(3, 3), u(2, 3)), {"left": False})]         # X A = B
+
+
+def _solve_ref(xp, a, b, left=True):
+    if not left:
+        return _mT(xp, xp.linalg.solve(_mT(xp, a), _mT(xp, b)))
+    if b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1]):
+        return xp.linalg.solve(a, b[..., None])[..., 0]
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return xp.linalg.solve(xp.broadcast_to(a, batch + a.shape[-2:]),
+                           xp.broadcast_to(b, batch + b.shape[-2:]))
+
+
+def _solve_errors():
+    eye = np.eye(3, dtype=np.float32)
+    return [ErrorInput((eye, _f(4)), ValueError, ("linalg.solve", "Incompatible shapes",
+                                                  "AX = B", "3x3 and 4x1")),
+            ErrorInput((eye, _f(4, 2)), ValueError, ("linalg.solve", "4x2")),
+            ErrorInput((eye, _f(3)), ValueError, ("linalg.solve", "XA = B"), {"left": False}),
+            ErrorInput((eye, _f(3, dtype=np.float64)), TypeError,
+                       ("linalg.solve", "same dtype", "f32[3,3]", "f64[3]")),
+            ErrorInput((_f(2, 3), _f(2)), ValueError, ("linalg.solve", "square", "2 by 3")),
+            ErrorInput((_f(3, 3), _f(3)), tg.linalg.LinAlgError, ("linalg.solve", "singular")),
+            ErrorInput((np.stack([eye, eye]), _f(3, 3, 1)), ValueError,
+                       ("linalg.solve", "batch dimensions", "broadcast"))]
+
+
+def _det_samples(rng, dtype):
+    flip = _near_identity(rng, (3, 3), dtype)
+    flip[0] *= -1                                       # a negative determinant
+    return [Sample((_near_identity(rng, (3, 3), dtype),)), Sample((flip,)),
+            Sample((_near_identity(rng, (2, 2, 2), dtype),)),
+            Sample((_near_identity(rng, (1, 1), dtype),))]
+
+
+def _slogdet_fn(a):
+    sign, logabsdet = LA.slogdet(a)
+    return tg.cat([sign.unsqueeze(-1), logabsdet.unsqueeze(-1)], -1)
+
+
+def _slogdet_ref(xp, a):
+    sign, logabsdet = xp.linalg.slogdet(a)
+    return xp.stack([sign, logabsdet], -1)
+
+
+SOLVE_OPS = [
+    OpInfo("linalg.inv", LA.inv, lambda xp, a: xp.linalg.inv(a), _inv_samples,
+           error_inputs=_inv_errors, covers=("linalg_inv",), tols=LINALG_TOLS, skips=NO_LOW),
+    OpInfo("linalg.solve", LA.solve, _solve_ref, _solve_samples, error_inputs=_solve_errors,
+           covers=("linalg_solve", "batched_solve"), tols=LINALG_TOLS, skips=NO_LOW,
+           executor_samples=(0, 4)),
+    OpInfo("linalg.det", LA.det, lambda xp, a: xp.linalg.det(a), _det_samples,
+           error_inputs=lambda: _square_errors("linalg.det"), covers=("linalg_det",),
+           tols=LINALG_TOLS, skips=NO_LOW,
+           notes="0 at an exactly singular matrix (det == 0), as torch; the cofactor matrix, "
+                 "jax's answer, is the true gradient there"),
+    OpInfo("linalg.slogdet", _slogdet_fn, _slogdet_ref, _det_samples,
+           error_inputs=lambda: _square_errors("linalg.slogdet"), covers=("linalg_slogdet",),
+           tols=LINALG_TOLS, skips=NO_LOW,
+           notes="sign has no gradient; at a singular matrix (logabsdet = -inf) the backward "
+                 "raises LinAlgError (torch gives inf)"),
+]
+
+
+# ---- cholesky, qr, eigh, svd, svdvals ---------------------------------------------------------
+def _cholesky_fn(a, upper=False, sym=True):
+    return LA.cholesky(a + a.mT if sym else a, upper=upper)
+
+
+def _cholesky_ref(xp, a, upper=False, sym=True):
+    m = a + _mT(xp, a) if sym else a
+    low = xp.linalg.cholesky(m)
+    return _mT(xp, low) if upper else low
+
+
+def _cholesky_samples(rng, dtype):
+    spd = lambda *s: _half_spectrum(rng, s, dtype, np.linspace(1.0, 4.0, s[-1]))  # noqa: E731
+    return [Sample((spd(3, 3),)), Sample((spd(3, 3),), {"upper": True}),
+            Sample((spd(2, 2, 2),)),
+            # A itself SPD, not symmetrized: checked against jax (symmetric gradient, as torch)
+            Sample((2 * spd(3, 3),), {"sym": False}, fd=False)]
+
+
+def _cholesky_errors():
+    bad = np.stack([np.eye(2), -np.eye(2)]).astype(np.float32)
+    return _square_errors("linalg.cholesky", sym=False) + [
+        ErrorInput((-np.eye(3, dtype=np.float32),), tg.linalg.LinAlgError,
+                   ("linalg.cholesky", "not positive-definite", "f32[3,3]"), {"sym": False}),
+        ErrorInput((bad,), RuntimeError, ("linalg.cholesky", "(Batch element 1)"),
+                   {"sym": False})]
+
+
+def _qr_fn(a, mode="reduced"):
+    q, r = LA.qr(a, mode)
+    return _flat_cat_tg(q, r, batch=a.shape[:-2])
+
+
+def _qr_ref(xp, a, mode="reduced"):
+    q, r = xp.linalg.qr(a, mode=mode)
+    return _flat_cat_xp(xp, q, r, batch=a.shape[:-2])
+
+
+def _qr_samples(rng, dtype):
+    g = lambda *s: _with_singular_values(rng, s, dtype, np.linspace(2.0, 1.0, min(s[-2:])))  # noqa
+    return [Sample((g(4, 3),)), Sample((g(2, 4),)), Sample((g(2, 3, 3),)),
+            Sample((g(2, 3),), {"mode": "complete"})]
+
+
+def _qr_errors():
+    return [ErrorInput((_f(3),), ValueError, ("linalg.qr", "at least 2 dimensions")),
+            ErrorInput((_f(3, 2),), ValueError, ("linalg.qr", "unrecognized mode 'foo'"),
+                       {"mode": "foo"}),
+            ErrorInput((np.ones((2, 2), np.int64),), TypeError, ("linalg.qr", "floating point"))]
+
+
+def _eigh_fn(a, UPLO="L", sym=True):
+    w, v = LA.eigh(a + a.mT if sym else a, UPLO)
+    return tg.cat([w.unsqueeze(-2), v * v[..., :1, :]], -2)   # sign-free eigenvectors
+
+
+def _eigh_ref(xp, a, UPLO="L", sym=True):
+    w, v = xp.linalg.eigh(a + _mT(xp, a) if sym else a, UPLO=UPLO)
+    return xp.concatenate([w[..., None, :], v * v[..., :1, :]], -2)
+
+
+def _eigh_samples(rng, dtype):
+    h = lambda *s: _half_spectrum(rng, s, dtype, np.linspace(-1.5, 2.0, s[-1]))  # noqa: E731
+    return [Sample((h(3, 3),)), Sample((h(2, 3, 3),)), Sample((h(3, 3),), {"UPLO": "U"}),
+            Sample((2 * h(3, 3),), {"sym": False}, fd=False),   # symmetric gradient, as torch
+            Sample((h(1, 1),))]
+
+
+def _eigh_errors():
+    return _square_errors("linalg.eigh", sym=False) + [
+        ErrorInput((_f(2, 2),), ValueError, ("linalg.eigh", "UPLO", "'L' or 'U'", "X"),
+                   {"UPLO": "X"})]
+
+
+def _sign_free_svd(u, s, vh, k):
+    """Each singular vector times its first entry: invariant under (u_i, v_i) -> -(u_i, v_i)."""
+    u, vh = u[..., :, :k], vh[..., :k, :]
+    return u * u[..., :1, :], s, vh * vh[..., :, :1]
+
+
+def _svd_fn(a, full_matrices=False, part="all"):
+    u, s, vh = LA.svd(a, full_matrices=full_matrices)
+    if part == "S":
+        return s
+    return _flat_cat_tg(*_sign_free_svd(u, s, vh, min(a.shape[-2:])), batch=a.shape[:-2])
+
+
+def _svd_ref(xp, a, full_matrices=False, part="all"):
+    u, s, vh = xp.linalg.svd(a, full_matrices=False)   # jax differentiates only this form
+    if part == "S":
+        return s
+    return _flat_cat_xp(xp, *_sign_free_svd(u, s, vh, min(a.shape[-2:])), batch=a.shape[:-2])
+
+
+def _svd_samples(rng, dtype):
+    g = lambda *s: _with_singular_values(rng, s, dtype, np.linspace(3.0, 1.0, min(s[-2:])))  # noqa
+    return [Sample((g(3, 2),)), Sample((g(2, 3),)), Sample((g(2, 3, 3),)),
+            Sample((g(3, 2),), {"full_matrices": True}),   # extra column of U: no gradient
+            Sample((g(2, 3),), {"part": "S"})]
+
+
+def _svd_errors():
+    return [ErrorInput((_f(3),), ValueError, ("linalg.svd", "at least 2 dimensions")),
+            ErrorInput((np.ones((3, 2), np.int64),), TypeError, ("linalg.svd", "floating point"))]
+
+
+def _svdvals_samples(rng, dtype):
+    g = lambda *s: _with_singular_values(rng, s, dtype, np.linspace(3.0, 1.0, min(s[-2:])))  # noqa
+    # the identity: one singular value three times, and the gradient is still defined
+    return [Sample((g(3, 2),)), Sample((g(2, 2, 3),)),
+            Sample((np.eye(3, dtype=dtype.numpy),), fd=False)]
+
+
+FACTOR_OPS = [
+    OpInfo("linalg.cholesky", _cholesky_fn, _cholesky_ref, _cholesky_samples,
+           error_inputs=_cholesky_errors, covers=("linalg_cholesky",), tols=LINALG_TOLS,
+           skips=NO_LOW, notes="the gradient is symmetric (torch's), though only one triangle "
+                               "of A is read"),
+    OpInfo("linalg.qr", _qr_fn, _qr_ref, _qr_samples, error_inputs=_qr_errors,
+           covers=("linalg_qr",), tols=LINALG_TOLS, skips=NO_LOW, executor_samples=(0, 1),
+           notes="undefined when A is rank-deficient (R singular); mode='r' and "
+                 "mode='complete' with m > n have none (backward raises, as torch)"),
+    OpInfo("linalg.eigh", _eigh_fn, _eigh_ref, _eigh_samples, error_inputs=_eigh_errors,
+           covers=("linalg_eigh",), tols=LINALG_TOLS, skips=NO_LOW,
+           notes="symmetric gradient (torch's); inf/nan at repeated eigenvalues when the "
+                 "eigenvectors are used; eigenvectors are defined up to sign"),
+    OpInfo("linalg.svd", _svd_fn, _svd_ref, _svd_samples, error_inputs=_svd_errors,
+           covers=("linalg_svd",), tols=LINALG_TOLS, skips=NO_LOW, executor_samples=(0, 1),
+           notes="undefined at repeated singular values when U or Vh are used and at zero "
+                 "singular values of a non-square A; singular vector pairs are defined up to "
+                 "sign; with full_matrices the extra columns of U / rows of Vh get none"),
+    OpInfo("linalg.svdvals", LA.svdvals, lambda xp, a: xp.linalg.svd(a, compute_uv=False),
+           _svdvals_samples, error_inputs=lambda: [ErrorInput((_f(3),), ValueError,
+                                                              ("linalg.svdvals", "2 dimensions"))],
+           covers=("linalg_svdvals",), tols=LINALG_TOLS, skips=NO_LOW,
+           notes="U diag(g) Vh: defined also at repeated singular values"),
+]
+
+
+# ---- norms ------------------------------------------------------------------------------------
+def _safe_norm_ref(xp, x, ord=2, dim=None, keepdim=False):
+    """Written so jax differentiates to torch's values: 0 where the norm is 0."""
+    axis = None if dim is None else dim
+    if x.ndim == 0:
+        axis = None
+    a = xp.abs(x) if ord != 2 else x
+    kw = {"axis": axis, "keepdims": keepdim}
+    if ord == INF:
+        return xp.max(xp.abs(x), **kw)
+    if ord == -INF:
+        return xp.min(xp.abs(x), **kw)
+    if ord == 0:
+        return xp.sum((x != 0).astype(x.dtype), **kw)
+    if ord == 1:
+        return xp.sum(x * xp.sign(x), **kw)
+    if ord == 2:
+        sq = xp.sum(a * a, **kw)
+        ok = sq > 0
+        return xp.where(ok, xp.sqrt(xp.where(ok, sq, 1.0)), 0.0)
+    return xp.sum(xp.abs(x) ** ord, **kw) ** (1.0 / ord)
+
+
+def _vector_norm_samples(rng, dtype):
+    x = uniform(rng, (3, 4), dtype)
+    zero_row = uniform(rng, (3, 4), dtype)
+    zero_row[1] = 0.0
+    ties = np.array([1.0, -2.0, 2.0, 0.5], dtype.numpy)
+    out = [Sample((x,)), Sample((x, 1)), Sample((x, INF), {"dim": 1}), Sample((x, -INF)),
+           Sample((x, 3.0), {"dim": 0, "keepdim": True}), Sample((x, 0.5), {"dim": (0, 1)}),
+           Sample((x, -1.5), {"dim": -1}), Sample((x, 0)),
+           Sample((uniform(rng, (), dtype),)),
+           Sample((zero_row,), {"dim": 1}, fd=False),             # gradient 0 at the zero row
+           Sample((ties, INF), fd=False)]                        # tied maxima share it
+    if dtype is F32:
+        out.append(Sample((x,), {"dtype": tg.float64}, dtype=F64))
+    return out
+
+
+def _vector_norm_ref(xp, x, ord=2, dim=None, keepdim=False, dtype=None):
+    return _safe_norm_ref(xp, x, ord, dim, keepdim)
+
+
+def _vector_norm_errors():
+    return [ErrorInput((np.ones(3, np.int64),), TypeError,
+                       ("linalg.vector_norm", "floating point", "i64[3]")),
+            ErrorInput((_f(3), "fro"), TypeError, ("linalg.vector_norm", "ord", "str")),
+            ErrorInput((_f(0), INF), ValueError, ("linalg.vector_norm", "inf norm",
+                                                  "empty tensor")),
+            ErrorInput((_f(2, 3),), IndexError, ("linalg.vector_norm", "out of range"),
+                       {"dim": 2}),
+            ErrorInput((_f(3, dtype=np.float64),), TypeError, ("narrowing", "float32"),
+                       {"dtype": tg.float32})]
+
+
+def _matrix_norm_samples(rng, dtype):
+    x = _with_singular_values(rng, (3, 2), dtype, [2.0, 1.0])
+    y = _with_singular_values(rng, (2, 3, 3), dtype, [3.0, 2.0, 1.0])
+    y = np.ascontiguousarray(np.moveaxis(y, 0, 1))      # (3, 2, 3): matrices over dims (0, 2)
+    return [Sample((x,)), Sample((x, "nuc")), Sample((x, 2)), Sample((x, -2)),
+            Sample((uniform(rng, (3, 4), dtype), 1)), Sample((uniform(rng, (3, 4), dtype), -1)),
+            Sample((uniform(rng, (3, 4), dtype), INF), {"keepdim": True}),
+            Sample((uniform(rng, (3, 4), dtype), -INF)),
+            Sample((y, 2), {"dim": (0, 2), "keepdim": True}),
+            Sample((y, "fro"), {"dim": (2, 0)}),
+            Sample((np.eye(3, dtype=dtype.numpy), 2), fd=False)]   # three tied singular values
+
+
+def _matrix_norm_ref(xp, a, ord="fro", dim=(-2, -1), keepdim=False):
+    if ord == "fro":
+        return _safe_norm_ref(xp, a, 2, tuple(dim), keepdim)
+    if ord in ("nuc", 2, -2):
+        d0, d1 = (d % a.ndim for d in dim)
+        rest = [i for i in range(a.ndim) if i not in (d0, d1)]
+        s = xp.linalg.svd(xp.transpose(a, rest + [d0, d1]), compute_uv=False)
+        r = xp.sum(s, -1) if ord == "nuc" else xp.max(s, -1) if ord == 2 else xp.min(s, -1)
+        if keepdim:
+            r = xp.expand_dims(r, tuple(sorted((d0, d1))))
+        return r
+    return xp.linalg.norm(a, ord, axis=tuple(dim), keepdims=keepdim)
+
+
+def _matrix_norm_errors():
+    return [ErrorInput((_f(3),), ValueError, ("linalg.matrix_norm", "at least 2 dimensions")),
+            ErrorInput((_f(3, 3), 3), ValueError, ("linalg.matrix_norm", "Order 3")),
+            ErrorInput((_f(3, 3), "foo"), ValueError, ("linalg.matrix_norm", "Order foo")),
+            ErrorInput((_f(3, 3, 2),), ValueError, ("linalg.matrix_norm", "different"),
+                       {"dim": (0, 0)}),
+            ErrorInput((np.ones((3, 3), np.int64),), TypeError, ("linalg.matrix_norm",
+                                                                 "floating point"))]
+
+
+NORM_CASES = [   # (shape, kwargs): how torch.linalg.norm picks a vector or a matrix norm
+    ((2, 3, 2), {}), ((4,), {"ord": 1}), ((3, 4), {"ord": 2}), ((3, 4), {"ord": INF, "dim": 0}),
+    ((2, 3, 4), {"ord": "nuc", "dim": (0, 2)}), ((2, 3), {"keepdim": True}),
+]
+
+
+def _norm_samples(rng, dtype):
+    return [Sample((_with_singular_values(rng, s, dtype, np.linspace(2.0, 1.0, min(s[-2:])))
+                    if len(s) >= 2 else uniform(rng, s, dtype),), kw) for s, kw in NORM_CASES]
+
+
+def _norm_ref(xp, a, ord=None, dim=None, keepdim=False):
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None and len(dim) == 2 or (dim is None and ord is not None and a.ndim == 2):
+        return _matrix_norm_ref(xp, a, "fro" if ord is None else ord, dim or (-2, -1), keepdim)
+    return _safe_norm_ref(xp, a, 2 if ord is None else ord, dim, keepdim)
+
+
+def _norm_errors():
+    return [ErrorInput((_f(2, 2, 2), 2), ValueError, ("linalg.norm", "1D or 2D", "3D")),
+            ErrorInput((_f(2, 2, 2),), ValueError, ("linalg.norm", "length 1 or 2", "[0, 1, 2]"),
+                       {"dim": (0, 1, 2)}),
+            ErrorInput((_f(3), "fro"), ValueError, ("linalg.matrix_norm", "2 dimensions"))]
+
+
+NORM_OPS = [
+    OpInfo("linalg.vector_norm", LA.vector_norm, _vector_norm_ref, _vector_norm_samples,
+           error_inputs=_vector_norm_errors, covers=("linalg_vector_norm",),
+           executor_samples=(0, 2),
+           notes="0 where the norm is 0 (every ord); ord=±inf: tied extreme entries share it "
+                 "evenly; ord=0: 0"),
+    OpInfo("linalg.matrix_norm", LA.matrix_norm, _matrix_norm_ref, _matrix_norm_samples,
+           error_inputs=_matrix_norm_errors, covers=("linalg_matrix_norm",), tols=LINALG_TOLS,
+           skips={"low_precision": "'nuc' and ±2 need svd (no float16/bfloat16 kernels)"},
+           notes="ord=±2: tied singular values share the gradient evenly; ord=±1/±inf: tied "
+                 "column/row sums share it evenly"),
+    OpInfo("linalg.norm", LA.norm, _norm_ref, _norm_samples, error_inputs=_norm_errors,
+           covers=("linalg_norm",), tols=LINALG_TOLS),
+]
+
+
+OPS = PRODUCT_OPS + [TENSORDOT, EINSUM] + SOLVE_OPS + FACTOR_OPS + NORM_OPS

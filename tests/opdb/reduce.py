@@ -1,0 +1,546 @@
+"""Op database: reductions, scans and the ops that return (values, indices).
+
+sum / mean / amax live in core.py. Ops with several outputs (max/min with dim,
+sort, topk, cummax/cummin, var_mean, std_mean) return a tuple from `fn` and
+from `ref`; the suite compares every output and differentiates the floating
+ones. References pick values with `take_along_axis` at the index torch
+returns, so jax.vjp sends the gradient where torch does.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import tracegrad as tg
+
+from .core import BOOL, F32, F64, I64, ErrorInput, OpInfo, Sample, grid, ints, uniform
+
+INF = math.inf
+
+
+def _axis(x, dim):
+    """torch accepts dim 0 / -1 on a 0-d tensor (NumPy does not)."""
+    return None if x.ndim == 0 else dim
+
+
+def _pair(result, fields=("values", "indices")):
+    """torch.return_types: a named tuple; indices never require grad."""
+    assert tuple(result._fields) == fields, result._fields
+    assert not result[1].requires_grad
+    return tuple(result)
+
+
+def _is_jax(xp):
+    return xp is not np
+
+
+def _no_int(name):
+    return ErrorInput((np.ones((3,), np.int64),), TypeError, (name, "i64[3]"))
+
+
+def _dim_errors(name, **kw):
+    x = np.ones((2, 3), np.float32)
+    return [ErrorInput((x,), IndexError, (name, "out of range", "got 2"), {"dim": 2, **kw})]
+
+
+def _distinct(rng, shape, dtype):
+    """Distinct values at least 0.1 apart: no ties for max/sort/cummax."""
+    n = math.prod(shape)
+    vals = np.linspace(-2.0, 2.0, n) if n > 1 else np.array([0.7])
+    return rng.permutation(vals).reshape(shape).astype(dtype.numpy)
+
+
+def _away_from_zero(rng, shape, dtype):
+    """0.5 <= |x| <= 1.5: products and their quotients stay well scaled."""
+    return (uniform(rng, shape, F64, 0.5, 1.5) * rng.choice([-1, 1], shape)).astype(dtype.numpy)
+
+
+# ---- prod -----------------------------------------------------------------------------------
+def _prod_samples(rng, dtype):
+    x = _away_from_zero(rng, (2, 3, 4), dtype)
+    z = uniform(rng, (3, 4), dtype, 0.5, 1.5)
+    z[0, 1] = 0.0                      # one zero: it gets the product of the others
+    z[1, 0] = z[1, 2] = 0.0            # two zeros: no gradient in that row
+    # prod is a polynomial: finite differences hold at zeros too (the zero samples come
+    # first, so gradcheck and gradgradcheck run on them)
+    out = [Sample((z,), {"dim": 1}), Sample((z,)), Sample((x,), {"dim": -1, "keepdim": True}),
+           Sample((uniform(rng, (), dtype),), {"dim": 0}),
+           Sample((x,), {"dim": (0, 2)})]    # torch takes one dim; tracegrad also a tuple
+    if dtype is F32:
+        out.append(Sample((ints(rng, (3, 4), dtype=np.int32),), {"dim": 0}, dtype=I64))
+        out.append(Sample((x,), {"dim": 2, "dtype": F64}, dtype=F64))
+    return out
+
+
+def _prod_ref(xp, x, dim=None, keepdim=False, dtype=None):
+    # jax's prod gradient is exact at zeros (products of the others), as torch's
+    return xp.prod(x, axis=_axis(x, dim), keepdims=keepdim,
+                   dtype=None if x.dtype.kind == "f" else np.int64)
+
+
+# ---- amin; max / min ------------------------------------------------------------------------
+def _tied(rng, dtype, value):
+    x = grid(rng, (3, 4), dtype)
+    x[:, 1] = x[:, 3] = value          # two extremes per row
+    return x
+
+
+def _amin_samples(rng, dtype):
+    return [Sample((_distinct(rng, (2, 3, 4), dtype),)),
+            Sample((_distinct(rng, (2, 3, 4), dtype),), {"dim": (0, 2), "keepdim": True}),
+            Sample((uniform(rng, (), dtype),)),
+            Sample((_tied(rng, dtype, -5.0),), {"dim": 1}, fd=False)]   # ties share evenly
+
+
+def _max_samples(tie_value):
+    def samples(rng, dtype):
+        x = _distinct(rng, (2, 3, 4), dtype)
+        out = [Sample((x,), {"dim": 1}), Sample((x,), {"dim": -1, "keepdim": True}),
+               Sample((x,)),                                     # no dim: the value
+               Sample((uniform(rng, (), dtype),), {"dim": 0}),
+               # with dim: the whole gradient to the first of the ties (torch)
+               Sample((_tied(rng, dtype, tie_value),), {"dim": 1}, fd=False),
+               # without dim: ties share the gradient evenly (torch)
+               Sample((np.full((2, 2), 3.0, dtype.numpy),), fd=False),
+               Sample((x, uniform(rng, (4,), dtype)))]             # binary: maximum/minimum
+        if dtype is F32:
+            out.append(Sample((ints(rng, (3, 4)),), {"dim": 0}, dtype=I64))
+        return out
+    return samples
+
+
+def _max_ref(arg, full, binary):
+    def ref(xp, x, dim=None, keepdim=False, other=None):
+        if isinstance(dim, (np.ndarray,)) or hasattr(dim, "shape"):
+            return getattr(xp, binary)(x, dim)
+        if dim is None:
+            return getattr(xp, full)(x)
+        if x.ndim == 0:
+            return x, np.int64(0)
+        idx = getattr(xp, arg)(x, axis=dim, keepdims=True)
+        values = xp.take_along_axis(x, idx, axis=dim)
+        if not keepdim:
+            values, idx = xp.squeeze(values, dim), xp.squeeze(idx, dim)
+        return values, idx
+    return ref
+
+
+def _max_fn(name):
+    def fn(x, *args, **kw):
+        out = getattr(x, name)(*args, **kw)
+        return _pair(out) if isinstance(out, tuple) else out
+    return fn
+
+
+def _max_errors(name):
+    def errors():
+        return _dim_errors(name) + [
+            ErrorInput((np.ones((0, 3), np.float32),), ValueError, (name, "numel() == 0")),
+            ErrorInput((np.ones((2, 3), np.float32),), TypeError, (name, "keepdim", "dim"),
+                       {"keepdim": True}),
+            ErrorInput((np.ones((0, 3), np.float32),), ValueError,
+                       (name, "dim 0", "non-zero size", "f32[0,3]"), {"dim": 0})]
+    return errors
+
+
+# ---- argmax / argmin ------------------------------------------------------------------------
+def _arg_samples(rng, dtype):
+    x = _distinct(rng, (2, 3, 4), dtype)
+    out = [Sample((x,)), Sample((x,), {"dim": 1}), Sample((x,), {"dim": -1, "keepdim": True}),
+           Sample((x,), {"keepdim": True}), Sample((uniform(rng, (), dtype),), {"dim": 0}),
+           Sample((_tied(rng, dtype, 5.0),), {"dim": 1}),          # the first of the ties
+           Sample((_tied(rng, dtype, -5.0),), {"dim": 1})]
+    if dtype is F32:
+        out.append(Sample((ints(rng, (3, 4)),), {"dim": 0}))
+    return out
+
+
+def _arg_ref(fn):
+    def ref(xp, x, dim=None, keepdim=False):
+        return getattr(xp, fn)(x, axis=_axis(x, dim), keepdims=keepdim)
+    return ref
+
+
+def _arg_errors(name):
+    def errors():
+        x = np.ones((2, 3), np.float32)
+        return _dim_errors(name) + [
+            ErrorInput((x,), TypeError, (name, "dim must be an int", "tuple"), {"dim": (0, 1)}),
+            ErrorInput((np.ones((0, 3), np.float32),), ValueError, (name, "numel() == 0"))]
+    return errors
+
+
+# ---- var / std / var_mean / std_mean --------------------------------------------------------
+def _var_samples(rng, dtype):
+    x = uniform(rng, (2, 3, 4), dtype)
+    c = uniform(rng, (2, 3), dtype)
+    c[0] = 1.5                          # a constant row: std 0, gradient 0 (torch)
+    return [Sample((x,)), Sample((x,), {"dim": 1}),
+            Sample((x,), {"dim": (0, 2), "keepdim": True, "correction": 0}),
+            Sample((x, 1, False, True)),                             # (dim, unbiased, keepdim)
+            Sample((x, False)),                                      # legacy (input, unbiased)
+            Sample((x,), {"dim": -1, "unbiased": True, "correction": None}),
+            Sample((x,), {"dim": 2, "correction": 2.5}),
+            Sample((c,), {"dim": 1}, fd=False)]
+
+
+def _var_args(x, dim=None, unbiased=None, keepdim=False, correction=None):
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return _axis(x, dim), correction, keepdim
+
+
+def _var_ref(xp, x, *args, **kw):
+    dim, correction, keepdim = _var_args(x, *args, **kw)
+    return xp.var(x, axis=dim, ddof=correction, keepdims=keepdim)
+
+
+def _std_ref(xp, x, *args, **kw):
+    v = _var_ref(xp, x, *args, **kw)
+    # torch: gradient 0 where std == 0 (jnp.sqrt would give inf * 0)
+    return xp.where(v == 0, 0.0, xp.sqrt(xp.where(v == 0, 1.0, v)))
+
+
+def _with_mean_ref(spread):
+    def ref(xp, x, *args, **kw):
+        dim, _, keepdim = _var_args(x, *args, **kw)
+        return spread(xp, x, *args, **kw), xp.mean(x, axis=dim, keepdims=keepdim)
+    return ref
+
+
+def _var_errors(name):
+    def errors():
+        x = np.ones((2, 3), np.float32)
+        return _dim_errors(name) + [
+            _no_int(name),
+            ErrorInput((x,), TypeError, (name, "unbiased", "correction"),
+                       {"unbiased": True, "correction": 1})]
+    return errors
+
+
+# ---- logsumexp ------------------------------------------------------------------------------
+def _logsumexp_samples(rng, dtype):
+    x = uniform(rng, (2, 3, 4), dtype, -3, 3)
+    out = [Sample((x, 1)), Sample((x, (0, 2))), Sample((x, -1, True)),
+           Sample((uniform(rng, (), dtype), 0)),
+           Sample((np.array([[1000.0, 1000.0, -1000.0], [-np.inf, 0.0, 1.0]], dtype.numpy), 1))]
+    if dtype is F32:
+        out.append(Sample((ints(rng, (3, 4)), 1), dtype=F32))      # integers -> float32
+    return out
+
+
+def _logsumexp_ref(xp, x, dim, keepdim=False):
+    if x.dtype.kind != "f":
+        x = x.astype(np.float32)
+    dim = _axis(x, dim)
+    m = xp.max(x, axis=dim, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0.0)
+    out = xp.log(xp.sum(xp.exp(x - m), axis=dim, keepdims=True)) + m
+    return out if keepdim else xp.squeeze(out, axis=dim)
+
+
+def _logsumexp_errors():
+    x = np.ones((2, 3), np.float32)
+    return [ErrorInput((x,), TypeError, ("logsumexp", "dim")),
+            ErrorInput((x, 2), IndexError, ("logsumexp", "out of range", "got 2"))]
+
+
+# ---- norm -----------------------------------------------------------------------------------
+def _norm_samples(rng, dtype):
+    x = uniform(rng, (2, 3, 4), dtype)
+    z = uniform(rng, (3, 4), dtype)
+    z[0] = 0.0                          # a zero row: gradient 0 (torch), not nan
+    z[1, 2] = 0.0
+    t = np.array([[3.0, -3.0, 1.0, 0.5], [0.5, -1.0, 0.5, 2.0]], dtype.numpy)  # |x| ties
+    out = [Sample((x,)), Sample((x, 1)), Sample((x, 2, 1)), Sample((x, INF, (0, 2))),
+           Sample((x, -INF, -1, True)), Sample((x, 3, 2)), Sample((x, "fro", (1, 2))),
+           Sample((uniform(rng, (), dtype), 2)),
+           Sample((z, 2, 1), fd=False), Sample((z, 1, 1), fd=False),
+           Sample((t, INF, 1), fd=False), Sample((t, -INF, 1), fd=False)]
+    if dtype is F32:
+        out.append(Sample((x, 2, 1), {"dtype": F64}, dtype=F64))
+    return out
+
+
+def _abs(xp, x):
+    return x * xp.sign(x)    # torch's subgradient 0 at 0 (jnp.abs gives 1)
+
+
+def _norm_ref(xp, x, p="fro", dim=None, keepdim=False, dtype=None):
+    if dtype is not None:
+        x = x.astype(dtype.numpy)
+    dim = _axis(x, dim)
+    a = _abs(xp, x)
+    if p == INF:
+        return xp.max(a, axis=dim, keepdims=keepdim)   # jnp.max: ties share, as torch
+    if p == -INF:
+        return xp.min(a, axis=dim, keepdims=keepdim)
+    if p == 1:
+        return xp.sum(a, axis=dim, keepdims=keepdim)
+    if p in ("fro", 2):
+        s = xp.sum(x * x, axis=dim, keepdims=keepdim)
+        return xp.where(s == 0, 0.0, xp.sqrt(xp.where(s == 0, 1.0, s)))   # torch: 0 at 0
+    return xp.sum(a ** p, axis=dim, keepdims=keepdim) ** (1.0 / p)
+
+
+def _norm_errors():
+    x = np.ones((2, 3), np.float32)
+    return [ErrorInput((x, "nuc"), NotImplementedError, ("norm", "'nuc'")),
+            ErrorInput((np.ones((2, 2, 2), np.float32), "fro", (0, 1, 2)), ValueError,
+                       ("norm", "'fro'", "2 dims")),
+            _no_int("norm"),
+            ErrorInput((x, INF, 2), IndexError, ("norm", "out of range", "got 2")),
+            ErrorInput((np.ones((0, 3), np.float32), INF, 0), ValueError,
+                       ("norm", "inf norm", "empty", "f32[0,3]"))]
+
+
+# ---- cumsum / cumprod -----------------------------------------------------------------------
+def _cumsum_samples(rng, dtype):
+    x = uniform(rng, (2, 3, 4), dtype)
+    out = [Sample((x, 1)), Sample((x, -1)), Sample((x, 0)), Sample((uniform(rng, (), dtype), 0))]
+    if dtype is F32:
+        out.append(Sample((ints(rng, (3, 4), dtype=np.int32), 1), dtype=I64))
+        out.append(Sample((rng.random((5,)) > 0.5, 0), dtype=I64))
+        out.append(Sample((x, 2), {"dtype": F64}, dtype=F64))
+    return out
+
+
+def _cumprod_samples(rng, dtype):
+    x = _away_from_zero(rng, (2, 3, 4), dtype)
+    z = uniform(rng, (3, 5), dtype, 0.5, 1.5)
+    z[0, 1] = 0.0                       # one zero
+    z[1, 1] = z[1, 3] = 0.0             # two zeros: only the first gets a gradient
+    z[2, 4] = 0.0                       # a zero at the end
+    # a polynomial: finite differences hold at zeros (first, for gradcheck/gradgradcheck)
+    out = [Sample((z, 1)), Sample((np.ascontiguousarray(z.T), 0)), Sample((x, -1)),
+           Sample((uniform(rng, (), dtype), 0))]
+    if dtype is F32:
+        out.append(Sample((ints(rng, (3, 4), 1, 4, dtype=np.int32), 1), dtype=I64))
+    return out
+
+
+def _scan_ref(fn):
+    def ref(xp, x, dim, dtype=None):
+        if dtype is not None:
+            x = x.astype(dtype.numpy)
+        elif x.dtype.kind != "f":
+            x = x.astype(np.int64)
+        if x.ndim == 0:
+            return x
+        return getattr(xp, fn)(x, axis=dim)   # jax's cumprod gradient is exact at zeros
+    return ref
+
+
+# ---- cummax / cummin ------------------------------------------------------------------------
+def _cum_samples(rng, dtype):
+    x = _distinct(rng, (2, 3, 4), dtype)
+    t = np.array([[1.0, 3.0, 2.0, 3.0, 1.0, 5.0], [3.0, 1.0, 2.0, 1.0, 4.0, 0.0]], dtype.numpy)
+    out = [Sample((x, 1)), Sample((x, -1)), Sample((uniform(rng, (), dtype), 0)),
+           # a tie moves the index to the later element; torch 2.13 gives cummax indices
+           # [[0, 1, 1, 3, 3, 5], [0, 0, 0, 0, 4, 4]],
+           # cummin [[0, 0, 0, 0, 4, 4], [0, 1, 1, 3, 3, 5]]
+           Sample((t, 1), fd=False),
+           Sample((np.ascontiguousarray(t.T), 0), fd=False)]
+    if dtype is F32:
+        out.append(Sample((ints(rng, (3, 4)), 1), dtype=I64))
+    return out
+
+
+def _cum_ref(largest):
+    """A quadratic reference: for each prefix, its extreme and the last index holding it."""
+    def ref(xp, x, dim):
+        if x.ndim == 0:
+            return x, np.int64(0)
+        xm = xp.moveaxis(x, dim, -1)
+        n = xm.shape[-1]
+        seen = np.arange(n)[None, :] <= np.arange(n)[:, None]      # [k, j]: j <= k
+        pre = xp.where(seen, xm[..., None, :], -INF if largest else INF)
+        ext = (xp.max if largest else xp.min)(pre, axis=-1, keepdims=True)
+        hit = seen & ((pre == ext) | (pre != pre))    # a NaN is the extreme from then on
+        idx = n - 1 - xp.argmax(xp.flip(hit, -1), axis=-1)
+        values = xp.take_along_axis(xm, idx, axis=-1)
+        return xp.moveaxis(values, -1, dim), xp.moveaxis(idx, -1, dim)
+    return ref
+
+
+# ---- sort / argsort / topk ------------------------------------------------------------------
+def _sort_samples(rng, dtype):
+    x = _distinct(rng, (2, 3, 4), dtype)
+    tie = grid(rng, (3, 6), dtype)       # many ties: stable order
+    out = [Sample((x,)), Sample((x, 1)), Sample((x,), {"dim": 0, "descending": True}),
+           Sample((uniform(rng, (), dtype),)),
+           Sample((tie,), {"stable": True}, fd=False),
+           Sample((tie, 0, True), fd=False)]
+    if dtype is F32:
+        out.append(Sample((ints(rng, (3, 4)),), {"descending": True}, dtype=I64))
+    return out
+
+
+def _order(xp, x, dim, descending):
+    """Stable ascending (or descending, ties in input order) argsort: NaN counts as largest."""
+    if not descending:
+        return xp.argsort(x, axis=dim, stable=True)
+    key = xp.where(x != x, -INF, -x) if x.dtype.kind == "f" else -x
+    return xp.argsort(key, axis=dim, stable=True)
+
+
+def _sort_ref(xp, x, dim=-1, descending=False, stable=False):
+    if x.ndim == 0:
+        return x, np.int64(0)
+    idx = _order(xp, x, dim, descending)
+    return xp.take_along_axis(x, idx, axis=dim), idx
+
+
+def _topk_samples(rng, dtype):
+    x = _distinct(rng, (2, 3, 5), dtype)
+    tie = np.array([[1.0, 3.0, 3.0, 2.0], [0.0, 2.0, 2.0, 2.0]], dtype.numpy)
+    out = [Sample((x, 2)), Sample((x, 1, 1)), Sample((x, 2), {"largest": False, "dim": 0}),
+           Sample((x, 5)), Sample((x, 0)), Sample((uniform(rng, (), dtype), 1)),
+           Sample((tie, 2), fd=False)]   # tied values all in, or the first ones taken
+    return out
+
+
+def _topk_ref(xp, x, k, dim=-1, largest=True, sorted=True):
+    if x.ndim == 0:
+        return x, np.int64(0)
+    idx = xp.moveaxis(_order(xp, x, dim, largest), dim, -1)[..., :k]
+    idx = xp.moveaxis(idx, -1, dim)
+    return xp.take_along_axis(x, idx, axis=dim), idx
+
+
+def _topk_errors():
+    x = np.ones((2, 3), np.float32)
+    return [ErrorInput((x, 4), ValueError, ("topk", "k out of range", "k=4", "size 3")),
+            ErrorInput((x, -1), ValueError, ("topk", "k out of range")),
+            ErrorInput((x, 1, 2), IndexError, ("topk", "out of range", "got 2"))]
+
+
+# ---- all / any / count_nonzero --------------------------------------------------------------
+def _bool_samples(rng, dtype):
+    b = rng.random((2, 3, 4)) > 0.3
+    x = grid(rng, (3, 4), dtype)
+    return [Sample((b,)), Sample((b,), {"dim": 1}), Sample((b,), {"dim": (0, 2), "keepdim": True}),
+            Sample((x,), {"dim": -1}), Sample((np.zeros((0, 2), dtype.numpy),), {"dim": 0}),
+            Sample((ints(rng, (3, 4), 0, 2, np.uint8),), {"dim": 1}, dtype=tg.uint8),  # torch
+            Sample((np.array(True),))]
+
+
+def _bool_ref(fn):
+    def ref(xp, x, dim=None, keepdim=False):
+        out = getattr(xp, fn)(x, axis=_axis(x, dim), keepdims=keepdim)
+        return out.astype(np.uint8) if x.dtype == np.uint8 else out
+    return ref
+
+
+def _count_samples(rng, dtype):
+    x = grid(rng, (2, 3, 4), dtype)
+    return [Sample((x,)), Sample((x,), {"dim": 1}), Sample((x, (0, 2))),
+            Sample((rng.random((3, 4)) > 0.5, -1)), Sample((ints(rng, (3, 4), -1, 2),))]
+
+
+# ---- NaN (the forward check compares values without NaN, so indices only) ----------------------
+NAN = np.array([[1.0, np.nan, 3.0, np.nan, 0.5], [2.0, 1.0, np.nan, 0.0, 4.0]], np.float32)
+
+
+def _nan_samples(rng, dtype):
+    x = NAN.astype(dtype.numpy)
+    # torch 2.13 gives, for row 0 of NAN: max(dim=1).indices 1, cummax(0..4).indices
+    # [0, 1, 1, 3, 3], sort indices [4, 0, 2, 1, 3] (NaN sorts as the largest value)
+    return [Sample((x, "max", 1)), Sample((x, "min", 1)), Sample((x, "cummax", 1)),
+            Sample((x, "cummin", 1)), Sample((x, "sort", 1)), Sample((x, "sort", 1, True)),
+            Sample((x, "topk", 2)), Sample((x, "topk", 2, 1, False)), Sample((x, "argmax"))]
+
+
+def _nan_fn(x, op, *args):
+    out = getattr(x, op)(*args)
+    return out.indices if isinstance(out, tuple) else out
+
+
+_NAN_REFS = {"max": lambda xp, x, d: _max_ref("argmax", "max", "maximum")(xp, x, d)[1],
+             "min": lambda xp, x, d: _max_ref("argmin", "min", "minimum")(xp, x, d)[1],
+             "cummax": lambda xp, x, d: _cum_ref(True)(xp, x, d)[1],
+             "cummin": lambda xp, x, d: _cum_ref(False)(xp, x, d)[1],
+             "sort": lambda xp, x, *a: _sort_ref(xp, x, *a)[1],
+             "topk": lambda xp, x, *a: _topk_ref(xp, x, *a)[1],
+             "argmax": lambda xp, x: xp.argmax(x)}
+
+
+# ---- the entries ----------------------------------------------------------------------------
+OPS = [
+    OpInfo("prod", lambda x, **kw: x.prod(**kw), _prod_ref, _prod_samples,
+           error_inputs=lambda: _dim_errors("prod"),
+           notes="exact at zeros: one zero in a slice gets the product of the others; with "
+                 "two, no gradient (second derivatives exact too)"),
+    OpInfo("amin", lambda x, **kw: x.amin(**kw),
+           lambda xp, x, dim=None, keepdim=False: xp.min(x, axis=_axis(x, dim), keepdims=keepdim),
+           _amin_samples, error_inputs=lambda: _dim_errors("amin") + [
+               ErrorInput((np.ones((0, 3), np.float32),), ValueError, ("amin", "size 0"),
+                          {"dim": 0})],
+           notes="ties share the gradient evenly"),
+    OpInfo("max", _max_fn("max"), _max_ref("argmax", "max", "maximum"), _max_samples(5.0),
+           error_inputs=_max_errors("max"), covers=("max", "max_with_indices"),
+           notes="with dim: the gradient goes to the index returned (the first maximum); "
+                 "without dim: ties share it evenly"),
+    OpInfo("min", _max_fn("min"), _max_ref("argmin", "min", "minimum"), _max_samples(-5.0),
+           error_inputs=_max_errors("min"), covers=("min", "min_with_indices"),
+           notes="with dim: the gradient goes to the index returned (the first minimum); "
+                 "without dim: ties share it evenly"),
+    OpInfo("argmax", lambda x, **kw: x.argmax(**kw), _arg_ref("argmax"), _arg_samples,
+           differentiable=False, out_dtype=I64, error_inputs=_arg_errors("argmax")),
+    OpInfo("argmin", lambda x, **kw: tg.argmin(x, **kw), _arg_ref("argmin"), _arg_samples,
+           differentiable=False, out_dtype=I64, error_inputs=_arg_errors("argmin")),
+    OpInfo("var", lambda x, *a, **kw: x.var(*a, **kw), _var_ref, _var_samples,
+           error_inputs=_var_errors("var"),
+           notes="nan where N - correction <= 0, as torch"),
+    OpInfo("std", lambda x, *a, **kw: tg.std(x, *a, **kw), _std_ref, _var_samples,
+           error_inputs=_var_errors("std"), notes="0 where std is 0 (a constant slice)"),
+    OpInfo("var_mean", lambda x, *a, **kw: tuple(tg.var_mean(x, *a, **kw)),
+           _with_mean_ref(_var_ref), _var_samples, error_inputs=_var_errors("var_mean")),
+    OpInfo("std_mean", lambda x, *a, **kw: tuple(x.std_mean(*a, **kw)),
+           _with_mean_ref(_std_ref), _var_samples, error_inputs=_var_errors("std_mean"),
+           notes="0 where std is 0 (a constant slice)"),
+    OpInfo("logsumexp", lambda x, *a, **kw: x.logsumexp(*a, **kw), _logsumexp_ref,
+           _logsumexp_samples, error_inputs=_logsumexp_errors,
+           notes="nan where the result is infinite, as torch"),
+    OpInfo("norm", lambda x, *a, **kw: x.norm(*a, **kw), _norm_ref, _norm_samples,
+           error_inputs=_norm_errors,
+           notes="p=2/'fro': 0 where the norm is 0; p=1: 0 at 0; p=inf/-inf: tied |x| "
+                 "share evenly"),
+    OpInfo("cumsum", lambda x, *a, **kw: x.cumsum(*a, **kw), _scan_ref("cumsum"),
+           _cumsum_samples, error_inputs=lambda: _dim_errors("cumsum")),
+    OpInfo("cumprod", lambda x, *a, **kw: tg.cumprod(x, *a, **kw), _scan_ref("cumprod"),
+           _cumprod_samples, error_inputs=lambda: _dim_errors("cumprod"),
+           covers=("cumprod", "linear_scan"),
+           notes="exact at zeros (no division): the first zero of a slice gets the products "
+                 "that skip it, later entries none"),
+    OpInfo("cummax", lambda x, dim: _pair(x.cummax(dim)), _cum_ref(True), _cum_samples,
+           covers=("cummax", "cummax_with_indices"), error_inputs=lambda: _dim_errors("cummax"),
+           notes="the gradient goes to the index returned (the last of tied maxima)"),
+    OpInfo("cummin", lambda x, dim: _pair(tg.cummin(x, dim)), _cum_ref(False), _cum_samples,
+           covers=("cummin", "cummin_with_indices"), error_inputs=lambda: _dim_errors("cummin"),
+           notes="the gradient goes to the index returned (the last of tied minima)"),
+    OpInfo("sort", lambda x, *a, **kw: _pair(x.sort(*a, **kw)), _sort_ref, _sort_samples,
+           covers=("sort", "sort_with_indices", "put_along_axis"),
+           error_inputs=lambda: _dim_errors("sort"),
+           notes="always stable: tied values keep their input order"),
+    OpInfo("argsort", lambda x, *a, **kw: x.argsort(*a, **kw),
+           lambda xp, x, *a, **kw: _sort_ref(xp, x, *a, **kw)[1], _sort_samples,
+           differentiable=False, out_dtype=I64, error_inputs=lambda: _dim_errors("argsort")),
+    OpInfo("topk", lambda x, *a, **kw: _pair(tg.topk(x, *a, **kw)), _topk_ref, _topk_samples,
+           error_inputs=_topk_errors,
+           notes="ties: the lowest indices first; always sorted"),
+    OpInfo("all", lambda x, **kw: x.all(**kw), _bool_ref("all"), _bool_samples,
+           differentiable=False, out_dtype=BOOL, error_inputs=lambda: _dim_errors("all")),
+    OpInfo("any", lambda x, **kw: tg.any(x, **kw), _bool_ref("any"), _bool_samples,
+           differentiable=False, out_dtype=BOOL, error_inputs=lambda: _dim_errors("any")),
+    OpInfo("nan_indices", _nan_fn, lambda xp, x, op, *a: _NAN_REFS[op](xp, x, *a), _nan_samples,
+           differentiable=False, out_dtype=I64,
+           covers=("max", "min", "cummax", "cummin", "sort", "topk", "argmax")),
+    OpInfo("count_nonzero", lambda x, *a, **kw: x.count_nonzero(*a, **kw),
+           lambda xp, x, dim=None: xp.sum(x != 0, axis=_axis(x, dim)), _count_samples,
+           differentiable=False, out_dtype=I64,
+           error_inputs=lambda: _dim_errors("count_nonzero")),
+]

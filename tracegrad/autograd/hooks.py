@@ -1,0 +1,421 @@
+"""Hooks and custom-function backwards in a static backward program: host calls.
+
+A backward program is an IR graph, but hooks and `autograd.Function`
+backwards are Python callables.  The engine marks them in the forward graph
+it builds from the tape, and the autodiff pass turns each mark into one
+``host_call`` node of the backward program, at the point torch runs it:
+
+- ``tensor_hooks(x)`` (identity) after a hooked tensor ``x`` (a node output
+  or a leaf); every use of ``x`` reads the mark, so the mark's cotangent is
+  the *complete* gradient of ``x``; its VJP is ``host_call{kind="tensor"|
+  "leaf"}`` running ``x``'s hooks in registration order (each may return a
+  replacement).  ``retain_grad()`` and ``inputs=`` read the gradient after
+  it, as torch's retains-grad hook runs after the tensor's other hooks.
+- ``node_hooks(...)`` in place of a node with ``register_prehook`` /
+  ``register_hook`` hooks: its VJP is ``host_call{kind="pre"}`` on the
+  node's output gradients, the node's own VJP rule, then
+  ``host_call{kind="post"}`` on (gradients of the inputs, of the outputs).
+- ``custom_function(...)``: an `autograd.Function` application; its VJP is
+  ``host_call{kind="custom"}`` calling the Function's ``backward``.
+
+Attributes are plain data (the tape position of the node, an output index);
+the Python objects are looked up in the current `BackwardRun`, so programs
+stay structural and cached: a hook added to a tensor that already has one
+reuses the program.
+
+Execution: a program with host calls runs *segment by segment*: the nodes
+between two host calls form one sub-program (run on the interpreter or as
+one ``jax.jit`` executable), and each host call runs in Python in between,
+in program order, which is torch's order (hooks on later-recorded tensors
+first).  When the backward runs op by op on tensors (``create_graph=True``
+or inside ``tg.compile``), a host call calls the hooks / backward on those
+tensors, so they are recorded or traced like any other op.  A program
+without host calls runs exactly as before.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from tracegrad.ir.graph import Graph
+from tracegrad.ir.registry import INTERNAL, NONDIFF, REQUIRED, defop, get
+
+
+HOST = "host_call"
+
+
+def _never(name):
+    def kernel(xp, *args, **attrs):
+        raise RuntimeError(f"{name}: this node runs only inside the autograd engine (it calls "
+                           "Python hooks or an autograd.Function); run the program through "
+                           "backward() / autograd.grad()")
+    return kernel
+
+
+def _declared_types(types, *, out_types, **_):
+    return tuple(out_types)
+
+
+def _fit(b, g, x):
+    """A gradient at a broadcast shape/other dtype brought to input `x`'s type (as autodiff)."""
+    if g.shape != x.shape:
+        g = b.sum_to_size(g, x.shape)
+    if g.dtype is not x.dtype:
+        g = b.convert(g, x.dtype)
+    return g
+
+
+def host(b, values: list, *, kind: str, node: int, index: int = 0, mask: tuple = (),
+         out_types: tuple) -> list:
+    """Emit a ``host_call`` node; returns its output values."""
+    if not out_types:
+        return []
+    return b.call(HOST, list(values), kind=kind, node=node, index=index, mask=mask,
+                  out_types=tuple(out_types))
+
+
+def materialized_zero(v) -> bool:
+    """The zeros the autodiff pass makes for an output no gradient reached (torch: None)."""
+    n = v.node
+    return n is not None and n.op == "full" and n.attrs.get("fill_value") == 0 and not n.inputs
+
+
+def _tensor_hooks_vjp(b, ct, x, out, *, node, index, leaf):
+    return host(b, [ct], kind="leaf" if leaf else "tensor", node=node, index=index,
+                out_types=(x.type,))
+
+
+def _node_hooks_vjp(b, ct, *values, node, op, op_attrs, out_types, needs, pre, post):
+    n_out = len(out_types)
+    ins, outs = values[:len(values) - n_out], values[len(values) - n_out:]
+    cts = list(ct) if n_out > 1 else [ct]
+    if pre:
+        cts = host(b, cts, kind="pre", node=node, mask=tuple(not materialized_zero(c) for c in cts),
+                   out_types=tuple(c.type for c in cts))
+    grads = get(op).vjp(b, cts[0] if n_out == 1 else tuple(cts), *ins, *outs, **dict(op_attrs))
+    if not post:
+        return grads
+    grads = [_fit(b, g, x) if g is not None and need else None
+             for g, x, need in zip(grads, ins, needs)]
+    mask = tuple(g is not None for g in grads)
+    present = [g for g in grads if g is not None]
+    res = host(b, present + cts, kind="post", node=node, mask=mask,
+               out_types=tuple(g.type for g in present))
+    it = iter(res)
+    return [next(it) if m else None for m in mask]
+
+
+TENSOR_HOOKS = defop(
+    "tensor_hooks", "input", attrs=(("node", REQUIRED), ("index", REQUIRED), ("leaf", False)),
+    infer=lambda types, **_: types[0], kernel=lambda xp, x, **_: x, vjp=_tensor_hooks_vjp,
+    flags=INTERNAL, ref="torch.Tensor.register_hook (a forward mark; see autograd/hooks.py)")
+
+NODE_HOOKS = defop(
+    "node_hooks", "*inputs",
+    attrs=(("node", REQUIRED), ("op", REQUIRED), ("op_attrs", REQUIRED), ("out_types", REQUIRED),
+           ("needs", REQUIRED), ("pre", REQUIRED), ("post", REQUIRED)),
+    infer=_declared_types, kernel=_never("node_hooks"), vjp=_node_hooks_vjp, flags=INTERNAL,
+    ref="torch.autograd.graph.Node.register_hook (a forward mark; see autograd/hooks.py)")
+
+HOST_CALL = defop(
+    HOST, "*inputs",
+    attrs=(("kind", REQUIRED), ("node", REQUIRED), ("index", 0), ("mask", ()),
+           ("out_types", REQUIRED)),
+    infer=_declared_types, kernel=_never(HOST), vjp=NONDIFF, flags=INTERNAL,
+    ref="a Python hook or autograd.Function.backward (see autograd/hooks.py)")
+
+
+# ---- the backward run: where host calls find their Python objects -----------------------------
+
+_tls = threading.local()
+
+
+def current_run():
+    """The `BackwardRun` executing on this thread, or None."""
+    return getattr(_tls, "run", None)
+
+
+class BackwardRun:
+    """One backward call's host-side context.
+
+    Attributes:
+        nodes: the tape nodes in the program's order (``node`` attributes index it).
+        leaves: the AccumulateGrad nodes (``index`` of ``kind="leaf"``).
+        executing: ``(kind, node, index)`` of every tensor-hook call in the
+            program (`register_multi_grad_hook` counts on it).
+        multi: per-run state of multi-grad hooks.
+    """
+
+    def __init__(self, nodes: list, wiring, program):
+        self.nodes = nodes
+        self.leaves = wiring.leaves
+        self._pos = wiring.pos
+        self._leaf_pos = wiring.leaf_pos
+        self.executing = program.hook_calls
+        self.markers = program.markers
+        self.multi: dict = {}
+        self._prev = None
+
+    def will_execute(self, t) -> bool:
+        if t.grad_fn is not None:
+            i = self._pos.get(id(t.grad_fn))
+            return i is not None and ("tensor", i, t._out_index) in self.executing
+        acc = t._accumulator() if t._accumulator is not None else None
+        li = self._leaf_pos.get(id(acc)) if acc is not None else None
+        return li is not None and ("leaf", -1, li) in self.executing
+
+    def owner(self, fwd_id):
+        """The tape node (or AccumulateGrad) a backward node with `fwd_id` belongs to."""
+        if fwd_id is None:
+            return None
+        if 0 <= fwd_id < len(self.nodes):
+            return self.nodes[fwd_id]
+        kind, i = self.markers.get(fwd_id, (None, None))
+        if kind == "node":
+            return self.nodes[i]
+        if kind == "leaf":
+            return self.leaves[i]
+        return None
+
+    def __enter__(self):
+        self._prev = current_run()
+        _tls.run = self
+        return self
+
+    def __exit__(self, *exc):
+        _tls.run = self._prev
+        return False
+
+
+# ---- running host calls ------------------------------------------------------------------------
+
+def _hook_name(fn) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def _check_replacement(fn, old, new, what: str):
+    from ..tensor import Tensor
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}' ({what} "
+                        f"hook '{_hook_name(fn)}' must return a Tensor or None)")
+    if new.shape != old.shape:
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the size of value (was "
+                           f"{list(old.shape)}, got {list(new.shape)}); a {what} hook must "
+                           "return a gradient of the same shape")
+    if new.dtype is not old.dtype:
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the type of value (was "
+                           f"{old.dtype.name}, got {new.dtype.name})")
+    return new
+
+
+def run_tensor_hooks(hooks: dict | None, grad):
+    """`grad` through a tensor's hooks in registration order (each may replace it)."""
+    if hooks:
+        for fn in list(hooks.values()):
+            r = fn(grad)
+            if r is not None:
+                grad = _check_replacement(fn, grad, r, "tensor")
+    return grad
+
+
+def leaf_hooks(t) -> dict | None:
+    h = getattr(t, "_hooks", None)
+    return h.pre if h is not None else None
+
+
+def _differentiable(values) -> list[int]:
+    """Positions of the floating-point values: a node's integer outputs (indices) are not
+    among its gradients in torch, so node hooks never see them."""
+    return [j for j, v in enumerate(values) if v._type.dtype.is_floating_point]
+
+
+def _run_node_hooks(hooks: dict, args_of, current: tuple, what: str) -> tuple:
+    for fn in list(hooks.values()):
+        r = fn(*args_of(current))
+        if r is None:
+            continue
+        r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+        if len(r) != len(current):
+            raise RuntimeError(f"{what} hook '{_hook_name(fn)}' returned {len(r)} gradients; "
+                               f"expected {len(current)}")
+        current = tuple(None if new is None or old is None
+                        else _check_replacement(fn, old, new, what)
+                        for old, new in zip(current, r))
+    return current
+
+
+def call(attrs: dict, inputs: list, run: BackwardRun) -> list:
+    """Run one host call on tensors; returns one tensor (or None = zeros) per output."""
+    kind = attrs["kind"]
+    if kind == "tensor":
+        ex = run.nodes[attrs["node"]].extra
+        return [run_tensor_hooks(ex.tensor_hooks.get(attrs["index"]) if ex else None, inputs[0])]
+    if kind == "leaf":
+        return [run_tensor_hooks(leaf_hooks(run.leaves[attrs["index"]].variable), inputs[0])]
+    node = run.nodes[attrs["node"]]
+    if kind == "custom":
+        from .function import run_backward
+        return run_backward(node, attrs, inputs)
+    if kind == "pre":
+        diff = _differentiable(inputs)
+        mask = attrs["mask"] or (True,) * len(inputs)
+        given = tuple(inputs[j] if mask[j] else None for j in diff)
+        grads = _run_node_hooks(node.extra.pre_hooks, lambda cur: (cur,), given, "pre")
+        out = list(inputs)
+        for j, g in zip(diff, grads):
+            if g is not None:
+                out[j] = g
+        return out
+    if kind == "post":
+        mask = attrs["mask"]
+        k = sum(mask)
+        present, grad_outputs = inputs[:k], inputs[k:]
+        it = iter(present)
+        grad_inputs = tuple(next(it) if m else None for m in mask)
+        go = tuple(grad_outputs[j] for j in _differentiable(grad_outputs))
+        grads = _run_node_hooks(node.extra.post_hooks, lambda cur: (cur, go), grad_inputs, "post")
+        return [g for g, m in zip(grads, mask) if m]
+    raise RuntimeError(f"host_call: unknown kind {kind!r}")
+
+
+def call_arrays(n, arrays: list, run: BackwardRun) -> list:
+    """A host call of the array executor: wraps the arrays as tensors, runs `call` without
+    recording, and returns arrays of exactly the declared output types."""
+    from ..tensor import Tensor
+    from .grad_mode import no_grad
+    with no_grad():
+        outs = call(n.attrs, [Tensor(np.asarray(a)) for a in arrays], run)
+    result = []
+    for o, t in zip(outs, n.attrs["out_types"]):
+        if o is None:
+            result.append(np.zeros(t.shape, t.dtype.numpy))
+        else:
+            a = np.asarray(o._data)
+            result.append(a if a.dtype == t.dtype.numpy else a.astype(t.dtype.numpy))
+    return result
+
+
+def call_tensors(n, tensors: list, run: BackwardRun) -> list:
+    """A host call when the backward runs on tensors (create_graph / tg.compile)."""
+    from .._ops import full
+    outs = call(n.attrs, tensors, run)
+    return [full(t.shape, 0, t.dtype) if o is None else o
+            for o, t in zip(outs, n.attrs["out_types"])]
+
+
+# ---- segmented execution ------------------------------------------------------------------------
+
+class Segment:
+    """A run of ordinary nodes between host calls, executed as one sub-program."""
+
+    def __init__(self, g: Graph):
+        self.graph = g
+        self._lowered = None
+
+    def run(self, arrays: list, executor: str) -> list:
+        from ..backends import crosscheck, interpreter
+        check = crosscheck.enabled()
+        if executor == "interpreter" and not check:
+            return interpreter.run(self.graph, arrays)
+        if self._lowered is None:
+            from ..backends import jax_backend
+            self._lowered = jax_backend.lower(self.graph)
+        outs = [np.asarray(a) for a in self._lowered(arrays)]
+        return crosscheck.compare(self.graph, arrays, outs) if check else outs
+
+
+def segment(g: Graph) -> list:
+    """`g`'s nodes as a list of `Segment`s and host-call nodes, in program order."""
+    last_use: dict[int, float] = {}
+    for i, n in enumerate(g.nodes):
+        for v in n.inputs:
+            last_use[id(v)] = i
+    for v in g.outputs:
+        last_use[id(v)] = float("inf")
+    steps, run, start = [], [], 0
+
+    def flush(end: int):
+        if not run:
+            return
+        defined, inputs, seen = set(), [], set()
+        for n in run:
+            for v in n.inputs:
+                if id(v) not in defined and id(v) not in seen:
+                    seen.add(id(v))
+                    inputs.append(v)
+            defined.update(id(o) for o in n.outputs)
+        outs = [o for n in run for o in n.outputs if last_use.get(id(o), -1) > end]
+        if outs:
+            steps.append(Segment(Graph(f"{g.name}.{len(steps)}", inputs, list(run), outs)))
+        run.clear()
+
+    for i, n in enumerate(g.nodes):
+        if n.op == HOST:
+            flush(i - 1)
+            steps.append(n)
+        else:
+            run.append(n)
+    flush(len(g.nodes))
+    return steps
+
+
+def run_segmented(g: Graph, steps: list, arrays: list, run: BackwardRun, executor: str) -> list:
+    env = {id(v): a for v, a in zip(g.inputs, arrays)}
+    for step in steps:
+        if isinstance(step, Segment):
+            outs = step.run([env[id(v)] for v in step.graph.inputs], executor)
+            env.update(zip(map(id, step.graph.outputs), outs))
+        else:
+            outs = call_arrays(step, [env[id(v)] for v in step.inputs], run)
+            env.update(zip(map(id, step.outputs), outs))
+    return [env[id(v)] for v in g.outputs]
+
+
+def hook_calls(g: Graph) -> frozenset:
+    """``(kind, node, index)`` of the tensor-hook host calls in `g`."""
+    out = set()
+    for n in g.nodes:
+        if n.op == HOST and n.attrs["kind"] in ("tensor", "leaf"):
+            out.add((n.attrs["kind"], n.attrs["node"], n.attrs["index"]))
+    return frozenset(out)
+
+
+class LeafHooks:
+    """A leaf tensor's hooks (its ``_hooks`` slot): tensor hooks that run on the complete
+    gradient before it is accumulated, and post-accumulate-grad hooks."""
+
+    __slots__ = ("pre", "post_acc")
+
+    def __init__(self):
+        self.pre: dict = {}
+        self.post_acc: dict = {}
+
+
+def _leaf_table(t) -> LeafHooks:
+    h = getattr(t, "_hooks", None)
+    if h is None:
+        h = t._hooks = LeafHooks()
+    return h
+
+
+def register_tensor_hook(t, fn):
+    """`Tensor.register_hook`: see the Tensor method."""
+    from .graph import add_hook
+    if not t._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t.grad_fn is not None:
+        table = t.grad_fn._extra().tensor_hooks.setdefault(t._out_index, {})
+    else:
+        table = _leaf_table(t).pre
+    return add_hook(table, fn)
+
+
+def register_post_accumulate_grad_hook(t, fn):
+    """`Tensor.register_post_accumulate_grad_hook`: see the Tensor method."""
+    from .graph import add_hook
+    if not t._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    return add_hook(_leaf_table(t).post_acc, fn)

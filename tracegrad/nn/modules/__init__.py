@@ -1,0 +1,24 @@
+"""torch.nn's layers, one module per family (container, linear, conv, pooling, norm, ...)."""
+from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, Mish, ReLU, ReLU6, SiLU,
+                         Sigmoid, Softmax, Softplus, Tanh)
+from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
+from .container import ModuleDict, ModuleList, Sequential
+from .conv import Conv1d, Conv2d, ConvTranspose2d
+from .dropout import Dropout
+from .flatten import Flatten, Unflatten
+from .linear import Identity, Linear
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
+                   MSELoss, NLLLoss, SmoothL1Loss)
+from .module import Module
+from .norm import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .sparse import Embedding
+
+__all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
+           "BatchNorm2d", "Conv1d", "Conv2d", "ConvTranspose2d", "CrossEntropyLoss", "Dropout",
+           "ELU", "Embedding", "Flatten", "GELU", "GroupNorm", "Hardtanh", "HuberLoss",
+           "Identity", "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax",
+           "MSELoss", "MaxPool2d", "Mish", "Module", "ModuleDict", "ModuleList",
+           "MultiheadAttention", "NLLLoss", "NonDynamicallyQuantizableLinear", "RMSNorm", "ReLU",
+           "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh",
+           "Unflatten"]
