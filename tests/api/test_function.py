@@ -52,7 +52,7 @@ def test_seed_exp_function(executor):
     np.testing.assert_allclose(_vals(x.grad), 2 * np.exp([0.0, 1.0, -1.0]), rtol=1e-6)
     if executor == "jax":   # the backward program is split at the Function's host call
         prog = next(p for p in reversed(engine._cache.values()) if p.host)
-        assert any(isinstance(s, hooks.Segment) and s._lowered is not None for s in prog._steps)
+        assert any(isinstance(s, hooks.Segment) and s._exe._lowered is not None for s in prog._steps)
 
 
 def test_needs_input_grad_and_non_tensor_arguments(executor):

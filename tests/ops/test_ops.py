@@ -274,7 +274,7 @@ def test_executors_agree(info, dtype, sample):
         out.backward(u, retain_graph=True)
         grads[executor] = [args[i].grad.numpy() for i in diff]
     (prog,) = engine._cache.values()            # one program, run twice
-    assert prog.runs == 2 and prog._lowered is not None, "the jax executor did not run"
+    assert prog.runs == 2 and prog._exe._lowered is not None, "the jax executor did not run"
     tol = _tol(info, out.dtype, *_float_dtypes(sample))
     for i, a, b in zip(diff, grads["interpreter"], grads["jax"]):
         assert a.dtype == b.dtype == sample.args[i].dtype

@@ -279,7 +279,7 @@ def _check(p: Program) -> None:
         with _executor(name):
             gs = tg.autograd.grad(out, leaves, tg.tensor(u), retain_graph=True, allow_unused=True)
         grads[name] = [np.zeros(x.shape) if gr is None else gr.numpy() for x, gr in zip(xs, gs)]
-    assert any(prog._lowered is not None for prog in engine._cache.values()), \
+    assert any(prog._exe._lowered is not None for prog in engine._cache.values()), \
         "the jax executor did not run the backward program"
     for k, (a, b) in enumerate(zip(grads["interpreter"], grads["jax"])):
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-9,

@@ -33,7 +33,7 @@ from tracegrad.ir.registry import get as get_op
 from tracegrad.passes import build_backward
 
 from .. import _state
-from ..backends import crosscheck
+from ..backends.executable import Executable
 from ..tensor import Tensor
 from . import anomaly, hooks
 from .function import CUSTOM_FUNCTION
@@ -60,7 +60,7 @@ class BackwardProgram:
         self.host = any(n.op == hooks.HOST for n in graph.nodes)
         self.hook_calls = hooks.hook_calls(graph) if self.host else frozenset()
         self.runs = 0
-        self._lowered = None
+        self._exe = Executable(graph)
         self._steps = None
         self._nan_plan = None
 
@@ -81,17 +81,7 @@ class BackwardProgram:
             if self._steps is None:
                 self._steps = hooks.segment(self.graph)
             return hooks.run_segmented(self.graph, self._steps, arrays, run, executor)
-        check = crosscheck.enabled()
-        if executor == "interpreter" and not check:
-            from ..backends import interpreter
-            return interpreter.run(self.graph, arrays)
-        if self._lowered is None:
-            from ..backends import jax_backend
-            self._lowered = jax_backend.lower(self.graph)
-        outs = [np.asarray(a) for a in self._lowered(arrays)]
-        if check:   # tests: every backward program runs on both executors
-            return crosscheck.compare(self.graph, arrays, outs)
-        return outs
+        return self._exe.run(arrays, executor)
 
 
 _cache: OrderedDict = OrderedDict()

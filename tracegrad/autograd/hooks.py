@@ -41,6 +41,8 @@ import numpy as np
 from tracegrad.ir.graph import Graph
 from tracegrad.ir.registry import INTERNAL, NONDIFF, REQUIRED, defop, get
 
+from ..backends.executable import Executable
+
 
 HOST = "host_call"
 
@@ -311,18 +313,10 @@ class Segment:
 
     def __init__(self, g: Graph):
         self.graph = g
-        self._lowered = None
+        self._exe = Executable(g)
 
     def run(self, arrays: list, executor: str) -> list:
-        from ..backends import crosscheck, interpreter
-        check = crosscheck.enabled()
-        if executor == "interpreter" and not check:
-            return interpreter.run(self.graph, arrays)
-        if self._lowered is None:
-            from ..backends import jax_backend
-            self._lowered = jax_backend.lower(self.graph)
-        outs = [np.asarray(a) for a in self._lowered(arrays)]
-        return crosscheck.compare(self.graph, arrays, outs) if check else outs
+        return self._exe.run(arrays, executor)
 
 
 def segment(g: Graph) -> list:

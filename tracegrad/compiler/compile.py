@@ -152,18 +152,9 @@ def _unflatten(tree, outs):
 
 
 def _make_runner(graph, executor: str):
-    if executor == "interpreter":
-        from ..backends import interpreter
-        return lambda inputs: interpreter.run(graph, inputs)
-    from ..backends import crosscheck, jax_backend
-    lowered = jax_backend.lower(graph)
-
-    def run(inputs):
-        outs = [np.asarray(a) for a in lowered(inputs)]
-        if crosscheck.enabled():
-            crosscheck.compare(graph, inputs, outs)
-        return outs
-    return run
+    from ..backends.executable import Executable
+    exe = Executable(graph)
+    return lambda inputs: exe.run(inputs, executor)
 
 
 def _dedupe_args(tensors: list[Tensor]) -> list[Tensor]:
