@@ -339,6 +339,10 @@ class Tensor:
         of the old value stay valid (see `_views.rebase_saved_versions`).
         """
         from . import _views
+        if getattr(self, "_inference", False) and not _state.local.inference:
+            raise RuntimeError(f"{name}: Inplace update to inference tensor outside "
+                               "InferenceMode is not allowed. You can make a clone to get a "
+                               "normal tensor before doing inplace update.")
         grad_on = _state.local.grad_enabled
         if self._requires_grad and self.grad_fn is None and grad_on:
             raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "

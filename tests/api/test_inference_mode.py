@@ -109,3 +109,16 @@ def test_clone_is_a_differentiable_copy(executor):
     assert a.grad.numpy().tolist() == [2.0, 4.0]
     c = tg.tensor([1, 2])
     assert tg.clone(c).dtype is tg.int64 and tg.clone(c).tolist() == [1, 2]
+
+
+def test_inplace_on_inference_tensor_outside_inference_mode_raises():
+    # torch 2.13: "Inplace update to inference tensor outside InferenceMode is not allowed"
+    with tg.inference_mode():
+        t = tg.ones(3)
+        t.add_(1)                      # inside: allowed
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside "
+                                           "InferenceMode is not allowed"):
+        t.add_(1)
+    c = t.clone()
+    c.add_(1)                          # a clone is a normal tensor
+    np.testing.assert_array_equal(c.numpy(), [3.0, 3.0, 3.0])
