@@ -165,3 +165,22 @@ def test_train_eval_switch_retraces():
     drop.train()
     assert (f(x).numpy() == 0).sum() > 300
     assert f.traces == 2
+
+
+def test_registering_a_hook_after_compiling_retraces():
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+
+    @tg.compile
+    def step(x):
+        w.grad = None
+        (w * x).sum().backward()
+
+    step(tg.ones(2))
+    step(tg.ones(2))
+    np.testing.assert_array_equal(w.grad.numpy(), [1.0, 1.0])
+    h = w.register_hook(lambda g: g * 10)
+    step(tg.ones(2))
+    np.testing.assert_array_equal(w.grad.numpy(), [10.0, 10.0])
+    h.remove()
+    step(tg.ones(2))
+    np.testing.assert_array_equal(w.grad.numpy(), [1.0, 1.0])

@@ -80,8 +80,8 @@ class Entry:
     def __init__(self, tr: TraceResult, executor: str):
         self.trace = tr
         self.graph = tr.graph
-        self.lifted = [(weakref.ref(lf.tensor), lf.tensor._type, lf.requires_grad)
-                       for lf in tr.lifted[tr.n_args:]]
+        self.lifted = [(weakref.ref(lf.tensor), lf.tensor._type, lf.requires_grad,
+                        _hook_signature(lf.tensor)) for lf in tr.lifted[tr.n_args:]]
         self.n_args = tr.n_args
         self.text = print_graph(tr.graph)
         self.hash = hashlib.sha1(self.text.encode()).hexdigest()[:10]
@@ -90,12 +90,14 @@ class Entry:
         self._run = None
 
     def guard_failure(self) -> str | None:
-        for ref, typ, rg in self.lifted:
+        for ref, typ, rg, hooks in self.lifted:
             t = ref()
             if t is None:
                 return "a lifted tensor (parameter or state) was freed"
             if t._type != typ or t._requires_grad != rg:
                 return f"lifted tensor changed type: {typ} -> {t._type}"
+            if _hook_signature(t) != hooks:
+                return "hooks were added to or removed from a lifted tensor"
         for ref, training in self.trace.module_guards:
             m = ref()
             if m is not None and m.training != training:
@@ -111,11 +113,11 @@ class Entry:
     def run(self, args: list[Tensor]):
         tr = self.trace
         inputs = [a._data for a in args]   # deduplicated: one input per distinct tensor
-        inputs += [ref()._data for ref, _, _ in self.lifted] + list(tr.constants)
+        inputs += [ref()._data for ref, *_ in self.lifted] + list(tr.constants)
         if self._run is None:
             self._run = _make_runner(self.graph, self.executor)
         outs = self._run(inputs)
-        lifted = [a for a in args] + [ref() for ref, _, _ in self.lifted]
+        lifted = [a for a in args] + [ref() for ref, *_ in self.lifted]
         k = tr.first_mutated_output
         for i in tr.mutated:
             t = lifted[i]
@@ -137,6 +139,12 @@ class Entry:
         for t, idx in tr.escaped:
             t._data = outs[idx]
         return _unflatten(tr.out_tree, outs)
+
+
+def _hook_signature(t: Tensor) -> tuple:
+    """Which leaf hooks a tensor has (a traced program bakes in the hooks it saw)."""
+    h = getattr(t, "_hooks", None)
+    return () if h is None else (tuple(h.pre), tuple(h.post_acc))
 
 
 def _unflatten(tree, outs):
