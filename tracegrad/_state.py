@@ -14,6 +14,7 @@ class _Local(threading.local):
         self.tracer = None          # compiler.trace.Tracer while @tg.compile traces
         self.anomaly = False
         self.provenance = None      # (SourceLoc, forward node id) stamped on backward nodes
+        self.checkpoint_depth = 0   # > 0 inside tg.utils.checkpoint while tracing
         # autograd extras (tracegrad/autograd): anomaly NaN checks, saved-tensor hooks,
         # inference mode; `record_extras` is the one flag the record block reads
         self.anomaly_check_nan = True

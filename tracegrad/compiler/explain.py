@@ -69,10 +69,11 @@ class ExplainReport:
                                  "backward:", print_graph(self.backward)])
 
 
-def trace_loss(fn, args) -> tuple[Graph, list, list]:
+def trace_loss(fn, args) -> tuple[Graph, list, list, frozenset]:
     """Trace `fn(*args)` to a forward graph with one output.
 
-    Returns (graph, wrt values, the arrays the graph's inputs held at trace time).
+    Returns (graph, wrt values, the arrays the graph's inputs held at trace time,
+    ids of the nodes inside `tg.utils.checkpoint` regions).
     """
     if _state.local.tracer is not None:
         raise TraceError("tg.explain cannot run inside a traced function")
@@ -92,13 +93,14 @@ def trace_loss(fn, args) -> tuple[Graph, list, list]:
         g.outputs = [tracer.value_of(out)]
         wrt = [lf.value for lf in lifted if lf.requires_grad]
         arrays = [lf.data for lf in lifted] + [c[2] for c in tracer.constants.values()]
+        recompute = frozenset(tracer.recompute)
     finally:
         _state.local.tracer = None
         tracer.restore()
     if not wrt:
         raise ValueError("tg.explain: no tensor reached by fn requires grad")
     g, _ = prune(g)
-    return g, wrt, arrays
+    return g, wrt, arrays, recompute
 
 
 def backward_joint(fwd: Graph, wrt: list) -> Joint:
@@ -122,9 +124,9 @@ def explain(fn, *args, policy: str = "min_bytes") -> ExplainReport:
     Returns:
         ExplainReport; ``print(report)`` shows the table and both programs.
     """
-    fwd, wrt, arrays = trace_loss(fn, args)
+    fwd, wrt, arrays, recompute = trace_loss(fn, args)
     joint = backward_joint(fwd, wrt)
-    part = partition(joint, policy=policy)
+    part = partition(joint, policy=policy, recompute=recompute)
     baseline = part if policy == "save_all" else partition(joint, policy="save_all")
     forward = Graph(f"{fwd.name}_forward", list(fwd.inputs), list(fwd.nodes))
     inputs = {id(v) for v in fwd.inputs}

@@ -66,6 +66,7 @@ class Tracer:
         self.created_refs: dict[int, weakref.ref] = {}
         self.grad_touched: dict[int, tuple[Tensor, object]] = {}   # id -> (tensor, grad at entry)
         self.modules: dict[int, tuple] = {}   # id -> (weakref to an nn.Module run, its .training)
+        self.recompute: set[int] = set()      # ids of nodes inside tg.utils.checkpoint regions
 
     # ---- hooks called by Tensor, Module and the dispatcher -------------------------
     def module_used(self, m) -> None:
@@ -108,6 +109,8 @@ class Tracer:
         else:   # a backward node: the forward op's source line and id
             node = Node(op.name, ins, attrs, out_types, prov[0], fwd_id=prov[1])
         self.graph.nodes.append(node)
+        if _state.local.checkpoint_depth:
+            self.recompute.add(id(node))
         return node.outputs
 
     # ---- the end of the call ---------------------------------------------------------
