@@ -184,3 +184,38 @@ def test_registering_a_hook_after_compiling_retraces():
     h.remove()
     step(tg.ones(2))
     np.testing.assert_array_equal(w.grad.numpy(), [1.0, 1.0])
+
+
+@pytest.mark.parametrize("executor", ["jax", "interpreter"])
+def test_returned_loss_backward_runs_the_compiled_backward_program(executor):
+    model, _ = _model_and_opt(0.0)
+    x, y = _data()
+    x.requires_grad_(True)
+    f = tg.compile(lambda x, y: F.cross_entropy(model(x), y), executor=executor)
+    grads = []
+    for compiled in (True, False):
+        for p in model.parameters():
+            p.grad = None
+        x.grad = None
+        loss = f(x, y) if compiled else F.cross_entropy(model(x), y)
+        assert loss.requires_grad and loss.grad_fn is not None
+        loss.backward()
+        grads.append([p.grad.numpy().copy() for p in model.parameters()] + [x.grad.numpy()])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    plan = f.programs and next(e for b in f._cache.values() for e in b).grad_plan
+    assert plan.saved_bytes > 0    # the hidden activation, chosen by the min-cut partition
+
+
+def test_result_whose_graph_was_consumed_inside_comes_back_detached():
+    model, opt = _model_and_opt(0.0)
+
+    @tg.compile
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        return loss
+
+    out = step(*_data())
+    assert not out.requires_grad
+    assert next(e for b in step._cache.values() for e in b).grad_plan is None

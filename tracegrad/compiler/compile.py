@@ -18,9 +18,14 @@ write its outputs back: mutated parameters, `.grad` attributes, optimizer
 state.  A failed guard retraces (the reason is logged under
 ``tracegrad.compile``); each function keeps at most `cache_size` programs.
 
-Limitation: tensors returned by the compiled function come back detached
-(``requires_grad=False``); calling ``backward()`` on a compiled function's
-output is not supported yet — call it inside the function.
+A returned tensor that still requires grad (the function did not call
+``backward()`` on it) gets a ``grad_fn`` that runs a static backward
+program: at trace time the joint graph is partitioned by the min-cut policy
+(docs/passes.md), the forward program also returns the saved values, and
+``backward()`` on the output runs the backward program on them, accumulating
+into the arguments and lifted parameters that require grad.  A result whose
+graph a ``backward()`` inside the function already consumed comes back
+detached.
 """
 from __future__ import annotations
 
@@ -40,6 +45,7 @@ from tracegrad.passes.prune import prune
 
 from .. import _state
 from .._views import refresh as refresh_views
+from ..autograd.function import Function
 from ..tensor import Tensor
 from .trace import TraceResult, Tracer
 
@@ -83,6 +89,8 @@ class Entry:
         self.lifted = [(weakref.ref(lf.tensor), lf.tensor._type, lf.requires_grad,
                         _hook_signature(lf.tensor)) for lf in tr.lifted[tr.n_args:]]
         self.n_args = tr.n_args
+        # returned tensors needing grad: adds the saved values to the program's outputs
+        self.grad_plan = _plan_backward(tr) if tr.grad_outputs else None
         self.text = print_graph(tr.graph)
         self.hash = hashlib.sha1(self.text.encode()).hexdigest()[:10]
         self.provisional = bool(tr.escaped)
@@ -138,7 +146,10 @@ class Entry:
                 t._grad = Tensor(outs[effect])
         for t, idx in tr.escaped:
             t._data = outs[idx]
-        return _unflatten(tr.out_tree, outs)
+        override = {}
+        if self.grad_plan is not None and _state.local.grad_enabled:
+            override = self.grad_plan.attach(outs, inputs, lifted, self.executor)
+        return _unflatten(tr.out_tree, outs, override)
 
 
 def _hook_signature(t: Tensor) -> tuple:
@@ -147,16 +158,74 @@ def _hook_signature(t: Tensor) -> tuple:
     return () if h is None else (tuple(h.pre), tuple(h.post_acc))
 
 
-def _unflatten(tree, outs):
+def _unflatten(tree, outs, override=None):
     kind, payload = tree
     if kind == "out":
-        return Tensor(outs[payload])
+        return override[payload] if override and payload in override else Tensor(outs[payload])
     if kind == "const":
         return payload
     if kind is dict:
-        return {k: _unflatten(v, outs) for k, v in payload.items()}
-    items = [_unflatten(v, outs) for v in payload]
+        return {k: _unflatten(v, outs, override) for k, v in payload.items()}
+    items = [_unflatten(v, outs, override) for v in payload]
     return kind(items)
+
+
+class _BackwardPlan:
+    """Returned tensors that require grad: the forward program also outputs the values the
+    min-cut partition saves, and the outputs' grad_fn runs the static backward program."""
+
+    def __init__(self, tr: TraceResult):
+        from tracegrad.ir.graph import Graph
+        from tracegrad.passes.partition import partition
+        from .explain import backward_joint
+        g = tr.graph
+        self.outputs = list(tr.grad_outputs)
+        self.wrt = [i for i, lf in enumerate(tr.lifted) if lf.requires_grad]
+        view = Graph(g.name, list(g.inputs), list(g.nodes), [g.outputs[i] for i in self.outputs])
+        part = partition(backward_joint(view, [g.inputs[i] for i in self.wrt]),
+                         policy="min_bytes")
+        position = {id(v): ("in", i) for i, v in enumerate(g.inputs)}
+        self.saved = []
+        for v in part.saved:
+            if id(v) not in position:
+                g.outputs.append(v)            # the forward program returns it as well
+                position[id(v)] = ("out", len(g.outputs) - 1)
+            self.saved.append(position[id(v)])
+        self.backward = part.backward
+        self.saved_bytes = part.saved_bytes
+        self._exe = None
+
+    def attach(self, outs, inputs, lifted, executor) -> dict:
+        """Output tensors (by output index) whose grad_fn runs the backward program."""
+        from ..backends.executable import Executable
+        if self._exe is None:
+            self._exe = Executable(self.backward)
+        saved = [inputs[i] if kind == "in" else outs[i] for kind, i in self.saved]
+        wrt = [lifted[i] for i in self.wrt]
+        values = [outs[i] for i in self.outputs]
+        res = _CompiledBackward.apply(self, saved, values, executor, *wrt)
+        res = res if isinstance(res, tuple) else (res,)
+        return dict(zip(self.outputs, res))
+
+
+def _plan_backward(tr: TraceResult):
+    return _BackwardPlan(tr)
+
+
+class _CompiledBackward(Function):
+    @staticmethod
+    def forward(ctx, plan, saved, values, executor, *wrt):
+        ctx.plan, ctx.saved, ctx.executor = plan, saved, executor
+        out = tuple(Tensor(v) for v in values)
+        return out if len(out) > 1 else out[0]
+
+    @staticmethod
+    def backward(ctx, *cts):
+        plan = ctx.plan
+        arrays = [c._data if c is not None else np.zeros(v.shape, v.dtype.numpy)
+                  for c, v in zip(cts, plan.backward.inputs)] + list(ctx.saved)
+        grads = plan._exe.run(arrays, ctx.executor)
+        return (None, None, None, None) + tuple(Tensor(g) for g in grads)
 
 
 def _make_runner(graph, executor: str):

@@ -56,6 +56,7 @@ class TraceResult:
     first_mutated_output: int = 0
     grad_guards: list[tuple] = field(default_factory=list)  # (weakref, grad-was-None-at-entry)
     module_guards: list[tuple] = field(default_factory=list)  # (weakref to module, .training)
+    grad_outputs: list[int] = field(default_factory=list)   # returned outputs that require grad
 
 
 class Tracer:
@@ -122,12 +123,18 @@ class Tracer:
             outputs.append(v)
             return len(outputs) - 1
 
+        grad_outputs: list[int] = []
+
         def flatten(x):
             if isinstance(x, Tensor):
-                if isinstance(x._data, Value) and id(x) not in self.lifted:
-                    return ("out", output(x._data))
-                if id(x) in self.lifted:
-                    return ("out", output(x._data))
+                if isinstance(x._data, Value) or id(x) in self.lifted:
+                    k = output(x._data)
+                    # a result still differentiable after the call (not one whose graph
+                    # a backward() inside the function already used and freed)
+                    if (x._requires_grad and x.grad_fn is not None
+                            and getattr(x.grad_fn, "saved_inputs", ()) is not None):
+                        grad_outputs.append(k)
+                    return ("out", k)
                 return ("const", x)
             if isinstance(x, (tuple, list)):
                 return (type(x), [flatten(i) for i in x])
@@ -176,7 +183,7 @@ class Tracer:
         g.inputs = [lf.value for lf in lifted] + [v for _, v, _ in self.constants.values()]
         return TraceResult(g, len(args_values), lifted, constants, mutated, grad_effects,
                            escaped, out_tree, first_mutated, grad_guards,
-                           list(self.modules.values()))
+                           list(self.modules.values()), grad_outputs)
 
     def restore(self) -> None:
         """Put every touched Python object back as it was before the call."""
