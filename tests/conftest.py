@@ -23,3 +23,10 @@ def _reset_executor():
     for prog in list(engine._cache.values()):
         text = print_graph(prog.graph)
         assert parse(text) == prog.graph, f"IR text does not round-trip:\n{text}"
+
+
+@pytest.fixture(params=["interpreter", "jax"])
+def executor(request):
+    """Run the test once per executor (the autouse fixture above restores "auto")."""
+    tg.set_executor(request.param)
+    return request.param

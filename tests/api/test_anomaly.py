@@ -16,12 +16,6 @@ from tracegrad import autograd
 ENABLED = "Anomaly Detection has been enabled"
 
 
-@pytest.fixture(params=["interpreter", "jax"])
-def executor(request):
-    tg.set_executor(request.param)
-    return request.param
-
-
 @pytest.fixture(autouse=True)
 def _anomaly_off():
     yield

@@ -14,12 +14,6 @@ from tracegrad.autograd import Function, engine, hooks
 from tracegrad.autograd.function import once_differentiable
 
 
-@pytest.fixture(params=["interpreter", "jax"])
-def executor(request):
-    tg.set_executor(request.param)
-    return request.param
-
-
 def _vals(t):
     return np.asarray(t.detach().numpy()).tolist()
 

@@ -12,12 +12,6 @@ import tracegrad as tg
 from tracegrad.autograd import engine, hooks
 
 
-@pytest.fixture(params=["interpreter", "jax"])
-def executor(request):
-    tg.set_executor(request.param)
-    return request.param
-
-
 def _vals(t):
     return np.asarray(t.detach().numpy()).tolist()
 

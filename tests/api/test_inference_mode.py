@@ -7,12 +7,6 @@ import tracegrad as tg
 SAVED = "Inference tensors cannot be saved for backward"
 
 
-@pytest.fixture(params=["interpreter", "jax"])
-def executor(request):
-    tg.set_executor(request.param)
-    return request.param
-
-
 def test_inference_mode_context():
     with tg.inference_mode():
         x = tg.ones(3)

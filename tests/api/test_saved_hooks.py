@@ -11,12 +11,6 @@ import tracegrad as tg
 graph = tg.autograd.graph
 
 
-@pytest.fixture(params=["interpreter", "jax"])
-def executor(request):
-    tg.set_executor(request.param)
-    return request.param
-
-
 def _vals(t):
     return np.asarray(t.detach().numpy()).tolist()
 

@@ -8,13 +8,6 @@ import pytest
 import tracegrad as tg
 
 
-@pytest.fixture(params=["interpreter", "jax"])
-def executor(request):
-    tg.set_executor(request.param)
-    yield request.param
-    tg.set_executor("auto")
-
-
 def test_views_see_base_changes_and_base_sees_view_changes():
     b = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
     row, t, flat = b[0], b.T, b.reshape(4)
