@@ -39,12 +39,14 @@ def build_backward(fwd: Graph, wrt: list[Value], *, verify_each: bool | None = N
         on_pass("autodiff", joint.graph)
     pruned, _ = manager.run(joint.graph)
     result = partition(Joint(pruned, joint.forward, joint.cotangents))
+    if on_pass is not None:
+        on_pass("partition", result.backward)
     fused, _ = fuse(result.backward)
     result = dataclasses.replace(result, backward=fused)
     if manager.verify_each:
         verify(result.backward)
     if on_pass is not None:
-        on_pass("partition", result.backward)
+        on_pass("fuse", result.backward)
     return result
 
 

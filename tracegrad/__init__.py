@@ -37,4 +37,8 @@ from .linalg import einsum  # noqa: E402  (torch.einsum; this import also binds 
 from .compiler.explain import explain  # noqa: E402
 from .utils import checkpoint_name  # noqa: E402
 
+from ._dump import configure_logging as _configure_logging  # noqa: E402
+
+_configure_logging()   # TRACEGRAD_LOG
+
 __version__ = "0.1.0"

@@ -32,7 +32,7 @@ from tracegrad.ir.graph import Graph, Node as IRNode
 from tracegrad.ir.registry import get as get_op
 from tracegrad.passes import build_backward
 
-from .. import _state
+from .. import _dump, _state
 from ..backends.executable import Executable
 from ..tensor import Tensor
 from . import anomaly, hooks
@@ -235,7 +235,13 @@ def _build_program(nodes: list[Node], w: _Wiring) -> BackwardProgram:
 
     g.outputs = [value(r, False) for r in w.roots]
     wrt = [value(r, True) for r in w.targets]
-    part = build_backward(g, wrt)
+    prefix = None
+    if _dump.directory() is not None:   # TRACEGRAD_DUMP: this program and each pass
+        prefix = f"backward_{_dump.short_hash(repr(w.key))}"
+    part = build_backward(g, wrt, on_pass=_dump.pass_writer(prefix) if prefix else None)
+    if prefix:
+        from tracegrad.ir.printer import print_graph
+        _dump.write(f"{prefix}.tgir", print_graph(part.backward))
     by_id = {n.id: n for n in g.nodes}
     feeds = tuple(feed_of[id(v)] + (_readers(g, part, s, by_id),)
                   for s, v in enumerate(part.saved))

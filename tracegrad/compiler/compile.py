@@ -43,7 +43,7 @@ from tracegrad.ir.printer import print_graph
 from tracegrad.ir.verifier import verify
 from tracegrad.passes.prune import prune
 
-from .. import _state
+from .. import _dump, _state
 from .._views import refresh as refresh_views
 from ..autograd.function import Function
 from ..tensor import Tensor
@@ -277,6 +277,8 @@ class CompiledFunction:
         entry = self._trace(args, kwargs, tensors)
         log.info("compiling %s (%s): %d nodes, program %s", self.__name__, reason,
                  len(entry.graph.nodes), entry.hash)
+        _dump.write(f"{self.__name__}_{entry.hash}.tgir", entry.text)
+        _dump.write(f"{self.__name__}_{entry.hash}.why.txt", f"compiled because: {reason}\n")
         if entry.provisional and self._last_provisional.get(key) == entry.hash:
             entry.provisional = False     # the same program again: the new state is stable
         if entry.provisional:
