@@ -59,17 +59,34 @@ def cmd_dump(ns: argparse.Namespace) -> int:
         args = namespace["example_args"]()
     else:
         _fail("give --args \"f32[...], ...\" or define example_args() next to the function")
+    if ns.after_each_pass:
+        if not ns.output:
+            _fail("--after-each-pass writes files: give -o DIR")
+        os.environ["TRACEGRAD_DUMP"] = ns.output   # backward programs after every pass
     compiled = fn if isinstance(fn, CompiledFunction) else tg.compile(fn)
     compiled(*args)
-    text = print_graph(compiled.programs()[0])
-    if ns.output:
-        os.makedirs(ns.output, exist_ok=True)
-        out = os.path.join(ns.output, f"{compiled.__name__}.tgir")
-        with open(out, "w") as f:
-            f.write(text + "\n")
-        print(f"wrote {out}")
-    else:
-        print(text)
+    programs = [(compiled.__name__, compiled.programs()[0])]
+    entry = next(e for bucket in compiled._cache.values() for e in bucket)
+    if entry.grad_plan is not None and ns.stage in ("backward", "all"):
+        programs.append((f"{compiled.__name__}_backward", entry.grad_plan.backward))
+    if ns.stage == "backward":
+        programs = programs[1:]
+        if not programs:
+            _fail("the function returns nothing that needs a backward program (its backward, "
+                  "if any, is inside the step's program: use --stage forward)")
+    from tracegrad.ir.export import to_dot, to_json
+    render = {"text": print_graph, "dot": to_dot, "json": to_json}[ns.format]
+    ext = {"text": "tgir", "dot": "dot", "json": "json"}[ns.format]
+    for name, g in programs:
+        text = render(g)
+        if ns.output:
+            os.makedirs(ns.output, exist_ok=True)
+            out = os.path.join(ns.output, f"{name}.{ext}")
+            with open(out, "w") as f:
+                f.write(text + "\n")
+            print(f"wrote {out}")
+        else:
+            print(text)
     return 0
 
 
@@ -201,6 +218,13 @@ def main(argv: list[str] | None = None) -> int:
     dump.add_argument("target", help="SCRIPT.py::FUNC")
     dump.add_argument("--args", help='argument types, e.g. "f32[64,784], i64[64]"')
     dump.add_argument("-o", "--output", help="write FUNC.tgir into this folder instead of stdout")
+    dump.add_argument("--format", choices=("text", "dot", "json"), default="text",
+                      help="IR text (default), Graphviz DOT, or JSON")
+    dump.add_argument("--stage", choices=("forward", "backward", "all"), default="all",
+                      help="the traced program, the backward program of a returned tensor "
+                           "that needs grad, or both")
+    dump.add_argument("--after-each-pass", action="store_true",
+                      help="also write every backward program after each pass into -o DIR")
     dump.set_defaults(run=cmd_dump)
     ns = parser.parse_args(argv)
     return ns.run(ns)

@@ -36,3 +36,24 @@ def test_dump_bad_target_is_a_clear_error():
     res = subprocess.run([sys.executable, "-m", "tracegrad.cli", "dump", "nope.py::f"],
                          cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.returncode != 0 and "no such script" in res.stderr
+
+
+def test_dump_formats_dot_and_json(tmp_path):
+    import json
+    res = _dump("--format", "json", "-o", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    doc = json.loads((tmp_path / "train_step.json").read_text())
+    assert doc["name"] == "train_step" and doc["inputs"][0]["type"] == "f32[64,64]"
+    assert any(n["op"] == "batched_matmul" for n in doc["nodes"])
+    res = _dump("--format", "dot", "-o", str(tmp_path))
+    dot = (tmp_path / "train_step.dot").read_text()
+    assert dot.startswith('digraph "train_step" {') and dot.rstrip().endswith("}")
+    assert dot.count("shape=box") == len(doc["nodes"])
+
+
+def test_dump_after_each_pass_writes_pass_files(tmp_path):
+    res = _dump("--after-each-pass", "-o", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    names = [p.name for p in tmp_path.iterdir()]
+    assert "train_step.tgir" in names
+    assert any(n.endswith("_simplify.tgir") for n in names)
