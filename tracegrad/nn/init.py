@@ -109,3 +109,14 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
 
 __all__ = ["calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_",
            "ones_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
+
+
+def reset_layer_(weight: Tensor, bias: Tensor | None) -> None:
+    """torch's default init of Linear and Conv layers: kaiming_uniform(a=sqrt(5)) weight,
+    U(-1/sqrt(fan_in), 1/sqrt(fan_in)) bias."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+        if fan_in != 0:
+            bound = 1 / math.sqrt(fan_in)
+            uniform_(bias, -bound, bound)

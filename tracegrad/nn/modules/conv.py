@@ -1,8 +1,6 @@
 """Conv1d, Conv2d, ConvTranspose2d (torch.nn), with torch's default initialization."""
 from __future__ import annotations
 
-import math
-
 from ... import _creation, _ops
 from ...tensor import Parameter
 from .. import functional as F
@@ -62,13 +60,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """kaiming_uniform(a=sqrt(5)) weight, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) bias (torch)."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        init.reset_layer_(self.weight, self.bias)
 
     def _explicit_padding(self, input):
         """padding_mode reflect/replicate: pad first (torch's order: last dim first)."""

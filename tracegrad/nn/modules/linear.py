@@ -1,8 +1,6 @@
 """Identity and Linear (torch.nn.Identity, torch.nn.Linear)."""
 from __future__ import annotations
 
-import math
-
 from ... import _creation
 from ...tensor import Parameter, Tensor
 from .. import functional as F
@@ -39,11 +37,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.in_features
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        init.reset_layer_(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
