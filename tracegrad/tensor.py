@@ -387,9 +387,6 @@ class Tensor:
         if track and value.grad_fn is not None:
             self.grad_fn, self._out_index, self._requires_grad = value.grad_fn, value._out_index, True
         (self._vc if box is None else box)[0] += 1
-        tracer = _state.local.tracer
-        if tracer is not None:
-            tracer.mutated(self)
 
     def add_(self, other, alpha=1):
         return self._inplace_apply("add_", lambda: self + (other if alpha == 1 else other * alpha))

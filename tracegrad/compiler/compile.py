@@ -90,7 +90,7 @@ class Entry:
                         _hook_signature(lf.tensor)) for lf in tr.lifted[tr.n_args:]]
         self.n_args = tr.n_args
         # returned tensors needing grad: adds the saved values to the program's outputs
-        self.grad_plan = _plan_backward(tr) if tr.grad_outputs else None
+        self.grad_plan = _BackwardPlan(tr) if tr.grad_outputs else None
         self.text = print_graph(tr.graph)
         self.hash = hashlib.sha1(self.text.encode()).hexdigest()[:10]
         self.provisional = bool(tr.escaped)
@@ -206,10 +206,6 @@ class _BackwardPlan:
         res = _CompiledBackward.apply(self, saved, values, executor, *wrt)
         res = res if isinstance(res, tuple) else (res,)
         return dict(zip(self.outputs, res))
-
-
-def _plan_backward(tr: TraceResult):
-    return _BackwardPlan(tr)
 
 
 class _CompiledBackward(Function):

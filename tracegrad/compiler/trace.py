@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tracegrad.ir.errors import TraceError
 from tracegrad.ir.graph import Graph, Node, Value
 
 from .. import _state
@@ -76,9 +75,6 @@ class Tracer:
 
     def created(self, t: Tensor) -> None:
         self.created_refs[id(t)] = weakref.ref(t)
-
-    def mutated(self, t: Tensor) -> None:
-        pass  # the final `_data` of lifted tensors is compared in `finish`
 
     def grad_changing(self, t: Tensor) -> None:
         if id(t) not in self.grad_touched:
@@ -197,7 +193,3 @@ class Tracer:
         for lf in self.lifted.values():   # views of restored tensors see the old value again
             if lf.tensor._views:
                 refresh(lf.tensor)
-
-
-def guard_error(what: str) -> TraceError:
-    return TraceError(what).add_location(_state.user_location(2))
