@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-cnn test test-all bench clean
+.PHONY: demo demo-cnn demo-char demo-function test test-all bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,13 @@ demo: $(STAMP)
 
 demo-cnn: $(STAMP)
 	$(VENV)/bin/python examples/train_digits_cnn.py
+
+# a GPT-style character model on the stdlib's docstrings: writes out/char_transformer/
+demo-char: $(STAMP)
+	$(VENV)/bin/python examples/train_char_transformer.py
+
+demo-function: $(STAMP)
+	$(VENV)/bin/python examples/custom_function.py
 
 # the op-database sweep past each op's first samples is marked slow: `make test-all` runs it
 test: $(STAMP)

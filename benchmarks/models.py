@@ -21,10 +21,10 @@ def mlp() -> nn.Module:
                          nn.Linear(1024, 10))
 
 
-def mlp_batch(seed: int = 0):
+def mlp_batch(seed: int = 0, batch: int = 256):
     rng = np.random.default_rng(seed)
-    return (tg.tensor(rng.standard_normal((256, 784)).astype(np.float32)),
-            tg.tensor(rng.integers(0, 10, 256)))
+    return (tg.tensor(rng.standard_normal((batch, 784)).astype(np.float32)),
+            tg.tensor(rng.integers(0, 10, batch)))
 
 
 class LayerNorm(nn.Module):

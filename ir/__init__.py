@@ -2,6 +2,7 @@
 from . import ops as _ops  # noqa: F401  (registers every op)
 from .builder import Builder
 from .errors import DTypeError, IRError, ShapeError, TraceError, TracegradError
+from .export import dump, to_dot, to_json
 from .graph import Graph, Node, SourceLoc, Value
 from .parser import IRParseError, parse
 from .printer import print_graph
@@ -11,4 +12,4 @@ from .verifier import verify
 
 __all__ = ["IRParseError", "parse", "Builder", "DType", "DTypeError", "Graph", "IRError", "Node", "OpDef", "REGISTRY",
            "ShapeError", "SourceLoc", "TensorType", "TraceError", "TracegradError", "Value",
-           "defop", "get", "print_graph", "verify"]
+           "defop", "dump", "get", "print_graph", "to_dot", "to_json", "verify"]

@@ -6,6 +6,10 @@ composite op through its decomposition, promote operands (torch rules),
 canonicalize attributes, infer output types, then `apply`.  Subclasses say
 what applying means: `Builder` appends a node to a graph; the tensor
 dispatcher runs the kernel and records a tape node.
+
+Binding, promotion, canonicalization and inference depend only on the op, the
+attributes and the operand types, so their outcome (a `_Plan`) is cached per
+(op, attributes, operand types): a repeated call goes straight to `apply`.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import numpy as np
 from . import types as T
 from .errors import TracegradError
 from .graph import Graph, Node, SourceLoc, Value
-from .registry import REGISTRY, OpDef, bind, get, plan_promotion
+from .registry import COMPLEX, REGISTRY, OpDef, bind, check_complex, get, plan_promotion
 
 
 def with_location(e: Exception, loc) -> Exception:
@@ -26,47 +30,180 @@ def with_location(e: Exception, loc) -> Exception:
     return e
 
 
+class _Plan:
+    """What `Frontend.call` decided for one (op, attributes, operand types).
+
+    Equal calls (a training loop's) reuse it instead of binding, promoting and
+    inferring again.  Everything here is shared by those calls and never mutated.
+
+    Attributes:
+        consts: ``(operand index, dtype)`` of each scalar operand, made a constant.
+        converts: ``(operand index, dtype)`` of each tensor operand promoted by a convert.
+        attrs: the canonical attributes.
+        in_types / out_types: TensorTypes of the operands after promotion, of the outputs.
+        multi: the op returns a tuple of results.
+        differentiable: the op has a gradient and some output a floating/complex dtype
+            (a result the tape records).
+    """
+
+    __slots__ = ("op", "consts", "converts", "attrs", "in_types", "out_types", "multi",
+                 "differentiable")
+
+    def __init__(self, op, consts, converts, attrs, in_types, out_types, multi):
+        self.op = op
+        self.consts = consts
+        self.converts = converts
+        self.attrs = attrs
+        self.in_types = in_types
+        self.out_types = out_types
+        self.multi = multi
+        self.differentiable = op.differentiable and any(t.dtype.is_differentiable
+                                                        for t in out_types)
+
+    def __repr__(self) -> str:   # stable across runs (dump file names hash it)
+        return (f"_Plan({self.op.name}, {self.attrs}, {list(self.in_types)} -> "
+                f"{list(self.out_types)})")
+
+
+# (op, attributes key, operand keys...) -> _Plan; bounded: a program that keeps making new
+# shapes cannot grow it without limit (it is cleared when full).
+_PLANS: dict = {}
+PLAN_CACHE_SIZE = 4096
+_PY_SCALARS = (bool, int, float, complex)
+# attribute values whose equality is exact for a cache key: not floats (0.0 == -0.0, and
+# NaN != NaN), not mutable containers; a call with other attribute values is not cached
+_KEYABLE = frozenset({int, bool, str, type(None), T.DType, type})
+
+
+def py_number(x):
+    """A scalar operand as a Python number: NumPy scalars act as Python scalars, as in torch
+    (subclasses of int/float, such as IntEnum members, stay as they are)."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def _attrs_key(attrs: dict) -> tuple | None:
+    """A cache key of `attrs`, types included (``1``, ``True`` and ``1.0`` differ), or None."""
+    key = []
+    for v in attrs.values():
+        t = type(v)
+        if t is tuple:
+            for e in v:
+                if type(e) is not int:
+                    return None
+        elif t not in _KEYABLE:
+            return None
+        key.append(t)
+        key.append(v)
+    return tuple(key)
+
+
 class Frontend:
     """Shared op-call logic; see the module docstring."""
 
+    # set on the tensor frontend's class while a tg.autocast region is on (tracegrad/amp.py)
+    autocast_active = False
+
     def call(self, name: str, *args, **kwargs):
         op = REGISTRY.get(name) or get(name)
-        operands, attrs = bind(op, args, kwargs)
-        if op.decomp is not None:
-            return op.decomp(self, *operands, **attrs)
+        if self.autocast_active:   # the one check mixed precision costs when it is off
+            out = self.autocast_call(op, args, kwargs)
+            if out is not None:
+                return out
+        if not kwargs and len(args) == op.plain_arity:   # operands only, default attributes
+            operands, attrs = args, op.default_attrs
+            key = self.plan_key(op, (), args)
+        else:
+            operands, attrs = bind(op, args, kwargs)
+            if op.decomp is not None:
+                if not op.flags & COMPLEX:
+                    self._reject_complex(op, list(operands) + list(attrs.values()))
+                return op.decomp(self, *operands, **attrs)
+            akey = _attrs_key(attrs)
+            key = None if akey is None else self.plan_key(op, akey, operands)
+        plan = _PLANS.get(key)   # (nothing is stored under None)
+        if plan is None:
+            operands = list(operands)
+            plan = self._plan(op, operands, attrs)
+            if key is not None:
+                if len(_PLANS) >= PLAN_CACHE_SIZE:
+                    _PLANS.clear()
+                _PLANS[key] = plan
+        return self.run_plan(op, plan, operands)
+
+    def run_plan(self, op: OpDef, plan: _Plan, operands):
+        """Promote `operands` as `plan` says, `apply`, and return the result(s).
+
+        A frontend may override it to fuse the steps (the tensor dispatcher does).
+        """
+        if plan.consts or plan.converts:
+            operands = list(operands)
+            for i, dtype in plan.consts:
+                x = operands[i]
+                operands[i] = self.constant(x if type(x) in _PY_SCALARS else py_number(x), dtype)
+            for i, dtype in plan.converts:
+                operands[i] = self.call("convert", operands[i], dtype)
+        results = self.apply(op, operands, plan.attrs, plan.out_types, plan.in_types, plan)
+        return results if plan.multi else results[0]
+
+    def _plan(self, op: OpDef, operands: list, attrs: dict) -> "_Plan":
+        """Check operands, promote (torch rules), canonicalize attributes, infer output types.
+
+        Depends only on the op, the attributes and the operands' types (a scalar's
+        Python type), so `call` reuses the result for every call with the same key.
+        NumPy scalars in `operands` are replaced by Python scalars.
+        """
         for i, x in enumerate(operands):
-            if isinstance(x, (bool, int, float)):
+            if isinstance(x, (bool, int, float, complex)):
                 continue
-            if isinstance(x, np.generic) and x.dtype.kind in "biuf":
+            if isinstance(x, np.generic) and x.dtype.kind in "biufc":
                 operands[i] = x.item()      # NumPy scalars act as Python scalars, as in torch
             elif not self.is_operand(x):
                 raise TypeError(f"{op.name}(): argument {i} ({op.inputs[min(i, len(op.inputs) - 1)]})"
                                 f" must be a tensor or a number, got {type(x).__name__}")
-        dtype = plan_promotion(op, operands)
-        if dtype is not None:
-            which = op.promote_inputs if op.promote_inputs is not None else range(len(operands))
-            for i in which:
-                x = operands[i]
-                if isinstance(x, (bool, int, float)):
-                    operands[i] = self.constant(x, dtype)
-                elif x.dtype is not dtype:
-                    operands[i] = self.call("convert", x, dtype)
-        for i, x in enumerate(operands):
-            if isinstance(x, (bool, int, float)):
-                operands[i] = self.constant(x, T.result_type([], [], [x]))
-        types = [self.type_of(x) for x in operands]
         try:
-            if op.canon is not None:
-                attrs = op.canon(types, **attrs)
+            dtype = plan_promotion(op, operands)
+        except TypeError as e:   # float16 with a complex operand: complex32 is not supported
+            raise with_location(TypeError(f"{op.name}: {e}"), self.location()) from None
+        promoted = (() if dtype is None else
+                    op.promote_inputs if op.promote_inputs is not None else range(len(operands)))
+        consts, converts, types = [], [], []
+        for i, x in enumerate(operands):
+            if isinstance(x, (bool, int, float, complex)):
+                dt = dtype if i in promoted else T.result_type([], [], [x])
+                consts.append((i, dt))
+                types.append(T.TensorType((), dt))
+                continue
+            t = self.type_of(x)
+            if i in promoted and t.dtype is not dtype:
+                converts.append((i, dtype))
+                t = T.TensorType(t.shape, dtype)
+            types.append(t)
+        if not op.flags & COMPLEX:
+            for t in types:
+                if t.dtype.is_complex:   # the operand types after promotion (scalars included)
+                    try:
+                        check_complex(op, types)
+                    except (TracegradError, NotImplementedError) as e:
+                        raise with_location(e, self.location()) from None
+        try:
+            # a dict of the plan's own: every call with this plan shares it (never mutated)
+            attrs = op.canon(types, **attrs) if op.canon is not None else dict(attrs)
             out = op.infer(types, **attrs)
         except TracegradError as e:
             raise e.add_location(self.location()) from None
         except (IndexError, ValueError, TypeError) as e:   # attribute errors from canon
             raise with_location(e, self.location()) from None
         multi = type(out) is tuple   # several outputs; a TensorType is itself a NamedTuple
-        out_types = out if multi else (out,)
-        results = self.apply(op, operands, attrs, out_types, types)
-        return results if multi else results[0]
+        return _Plan(op, tuple(consts), tuple(converts), attrs, tuple(types),
+                     out if multi else (out,), multi)
+
+    def _reject_complex(self, op: OpDef, values) -> None:
+        """`check_complex` on the tensors among `values` (lists of tensors included)."""
+        flat = [v for x in values for v in (x if isinstance(x, (list, tuple)) else (x,))]
+        try:
+            check_complex(op, [self.type_of(v) for v in flat if self.is_operand(v)])
+        except (TracegradError, NotImplementedError) as e:
+            raise with_location(e, self.location()) from None
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name not in REGISTRY:
@@ -74,6 +211,17 @@ class Frontend:
         return lambda *args, **kwargs: self.call(name, *args, **kwargs)
 
     # -- hooks -------------------------------------------------------------
+    def autocast_call(self, op: OpDef, args: tuple, kwargs: dict):
+        """The op's result with autocast's casts applied, or None: not handled."""
+        return None
+
+    def plan_key(self, op: OpDef, attrs_key: tuple, operands) -> tuple | None:
+        """A hashable key fixing the types of `operands` (None: do not cache this call).
+
+        Tensor operands contribute their shape and dtype, scalars their Python type.
+        """
+        return None
+
     def constant(self, value, dtype: T.DType):
         return self.call("full", (), value, dtype)
 
@@ -91,7 +239,9 @@ class Frontend:
         raise NotImplementedError
 
     def apply(self, op: OpDef, operands: list, attrs: dict, out_types: tuple,
-              in_types: list) -> list:
+              in_types: list, plan: _Plan | None = None) -> list:
+        """Apply `op`; ``plan`` is the `_Plan` the call came from (None when applied
+        directly), an identity for everything but the operands."""
         raise NotImplementedError
 
     def location(self) -> SourceLoc | None:
@@ -113,13 +263,16 @@ class Builder(Frontend):
     def is_operand(self, x) -> bool:
         return isinstance(x, Value)
 
+    def plan_key(self, op, attrs_key, operands):
+        return (op, attrs_key, *[x.type if type(x) is Value else type(x) for x in operands])
+
     def type_of(self, x: Value) -> T.TensorType:
         return x.type
 
     def location(self):
         return self.loc
 
-    def apply(self, op, operands, attrs, out_types, in_types=None):
+    def apply(self, op, operands, attrs, out_types, in_types=None, plan=None):
         node = Node(op.name, operands, attrs, out_types, self.loc, self.fwd_id)
         self.graph.nodes.append(node)
         return node.outputs

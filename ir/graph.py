@@ -123,6 +123,8 @@ def attr_key(v):
     NaN and -0.0 differs from 0.0 (Python's == says the opposite for both)."""
     if isinstance(v, float):
         return ("float", v.hex())
+    if isinstance(v, complex):
+        return ("complex", float(v.real).hex(), float(v.imag).hex())
     if isinstance(v, tuple):
         return tuple(attr_key(x) for x in v)
     return (type(v).__name__, v)

@@ -104,6 +104,14 @@ class _Line:
             if re.match(word + r"\b", self.text[self.pos:]):
                 self.pos += len(word)
                 return value
+        if re.match(r"complex\(", self.text[self.pos:]):   # complex(re, im): two floats
+            self.pos += len("complex")
+            self.parse("(")
+            real = float(self.parse_re(_FLOAT, "the real part of a complex literal"))
+            self.parse(",")
+            imag = float(self.parse_re(_FLOAT, "the imaginary part of a complex literal"))
+            self.parse(")")
+            return complex(real, imag)
         num = self.parse_optional_re(_FLOAT)
         if num is not None:
             return float(num)
@@ -117,7 +125,8 @@ class _Line:
                 return T.from_name(name)
             except TypeError:
                 raise self.error(f"unknown literal {name!r}", start) from None
-        raise self.error("expected a literal (number, true/false/none, string, dtype, tuple)")
+        raise self.error("expected a literal (number, complex(re, im), true/false/none, string, "
+                         "dtype, tuple)")
 
     def parse_string(self) -> str:
         self.parse('"')

@@ -29,6 +29,8 @@ def format_attr(v) -> str:
         return v.short
     if isinstance(v, float):
         return repr(v)
+    if isinstance(v, complex):   # both parts bit-exact, as floats
+        return f"complex({float(v.real)!r}, {float(v.imag)!r})"
     if isinstance(v, str):
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(v, tuple):

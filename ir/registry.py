@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import types as T
-from .errors import IRError
+from .errors import DTypeError, IRError
 
 # Flags the passes and frontends read (never op names).
 ELEMENTWISE = 1 << 0   # output element i depends on input element i (after broadcasting)
@@ -24,6 +24,8 @@ TO_FLOAT = 1 << 5      # integer/bool operands promote to the default float (exp
 RANDOM = 1 << 6
 CREATION = 1 << 7      # no tensor inputs (full, arange)
 INTERNAL = 1 << 8      # an IR-level op, not exported as tg.<name> / Tensor.<name>
+COMPLEX = 1 << 9       # accepts complex64/complex128 operands (its VJP follows torch's conjugate
+                       # Wirtinger convention); every other op rejects them (`check_complex`)
 
 REQUIRED = object()    # attribute default meaning "must be given"
 
@@ -34,6 +36,17 @@ class _NonDiff:
 
 
 NONDIFF = _NonDiff()   # vjp value of an op with no gradient (comparisons, argmax)
+
+
+class _Linear:
+    def __repr__(self) -> str:
+        return "LINEAR"
+
+
+# jvp value of an op linear in its floating-point operands (views, sum, cat, where, indexing):
+# the output tangent is the op applied to the input tangents (zeros for a missing one), with
+# the other operands (indices, masks) and attributes unchanged.
+LINEAR = _Linear()
 
 
 @dataclass(eq=False)
@@ -49,6 +62,11 @@ class OpDef:
         kernel: ``kernel(xp, *arrays, **attrs)``; must return the inferred dtype and shape.
         vjp: ``vjp(b, ct, *inputs, out, **attrs) -> list`` of cotangents (None = no
             gradient for that input), written with builder ops; or NONDIFF.
+        jvp: ``jvp(b, t, *inputs, out, **attrs)``: the output tangent (a list, one per
+            output, for a multi-output op; None = no tangent), written with builder ops.
+            ``t`` is the input's tangent for a one-input op, else a tuple with one entry
+            per input (None = no tangent).  ``LINEAR``: the op applied to the tangents.
+            None: derived from `vjp` (tracegrad/autograd/forward_ad.py).
         canon: ``canon(in_types, **attrs) -> attrs`` normalizing attributes
             (negative dims, None -> all dims), raising IndexError/ValueError.
         kernels: per-backend kernel overrides, e.g. ``{"jax": fn}``.
@@ -68,13 +86,19 @@ class OpDef:
     decomp: Callable | None = None
     ref: str = ""
     promote_inputs: tuple[int, ...] | None = None  # which operands promote (None = all)
+    jvp: Any = None
 
     def __post_init__(self):
-        # precomputed for the per-op hot path (`bind`)
+        # precomputed for the per-op hot path (`bind`, `Frontend.call`)
         self.variadic = len(self.inputs) == 1 and self.inputs[0].startswith("*")
         self.n_inputs = len(self.inputs)
         self.default_attrs = (None if any(d is REQUIRED for _, d in self.attrs)
                               else {a: d for a, d in self.attrs})
+        # a call with exactly this many positional arguments and no keywords is all
+        # operands with default attributes (-1: no such shortcut: variadic, composite or
+        # an attribute without default)
+        self.plain_arity = (self.n_inputs if self.default_attrs is not None
+                            and not self.variadic and self.decomp is None else -1)
 
     @property
     def differentiable(self) -> bool:
@@ -92,7 +116,7 @@ REGISTRY: dict[str, OpDef] = {}
 
 def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, kernel=None,
           vjp=None, canon=None, flags=0, kernels=None, decomp=None, ref="",
-          promote_inputs=None) -> OpDef:
+          promote_inputs=None, jvp=None) -> OpDef:
     """Declare and register an op; an incomplete declaration is rejected here."""
     if isinstance(inputs, str):
         inputs = tuple(s.strip() for s in inputs.split(",") if s.strip())
@@ -103,8 +127,12 @@ def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, ker
         if missing:
             raise IRError(f"op {name!r} declaration lacks {', '.join(missing)} "
                           "(use vjp=NONDIFF for an op without gradient)")
+    if jvp is not None and jvp is not LINEAR and not callable(jvp) or \
+            jvp is not None and vjp is NONDIFF:
+        raise IRError(f"op {name!r}: jvp must be a rule, LINEAR or None (derived from the vjp), "
+                      f"and an op without gradient has none; got {jvp!r}")
     op = OpDef(name, inputs, tuple(attrs), infer, kernel, vjp, canon, flags,
-               dict(kernels or {}), decomp, ref, promote_inputs)
+               dict(kernels or {}), decomp, ref, promote_inputs, jvp=jvp)
     REGISTRY[name] = op
     return op
 
@@ -166,15 +194,16 @@ def plan_promotion(op: OpDef, operands: list) -> T.DType | None:
     if op.promote_inputs is not None:
         operands = [operands[i] for i in op.promote_inputs]
     first = operands[0] if operands else None
-    if not isinstance(first, (bool, int, float)) and first is not None:
+    if not isinstance(first, (bool, int, float, complex)) and first is not None:
         dt = first.dtype   # fast path: every operand a tensor of one dtype
-        if all(not isinstance(x, (bool, int, float)) and x.dtype is dt for x in operands):
-            if op.flags & TO_FLOAT and dt.category != T.FLOAT:
+        if all(not isinstance(x, (bool, int, float, complex)) and x.dtype is dt
+               for x in operands):
+            if op.flags & TO_FLOAT and dt.category < T.FLOAT:
                 return T.DEFAULT_FLOAT
             return dt
     dims, zero_dims, scalars = [], [], []
     for x in operands:
-        if isinstance(x, (bool, int, float)):
+        if isinstance(x, (bool, int, float, complex)):
             scalars.append(x)
         elif x.shape:
             dims.append(x.dtype)
@@ -184,6 +213,40 @@ def plan_promotion(op: OpDef, operands: list) -> T.DType | None:
         dt = T.result_type(dims, zero_dims, scalars)
     else:
         dt = (dims or zero_dims)[0]
-    if op.flags & TO_FLOAT and dt.category != T.FLOAT:
+    if op.flags & TO_FLOAT and dt.category < T.FLOAT:
         dt = T.DEFAULT_FLOAT
     return dt
+
+
+# Ops torch 2.13 differentiates on complex inputs that tracegrad does not support yet: these
+# raise NotImplementedError; every other op without the COMPLEX flag raises DTypeError (a
+# TypeError), as torch rejects complex there too (relu, maximum, floor, softmax ...).
+COMPLEX_NOT_YET = frozenset({
+    "var", "std", "var_mean", "std_mean", "logsumexp", "norm", "logaddexp", "lerp",
+    "addcmul", "addcdiv", "l1_loss", "normalize", "conv", "conv1d", "conv2d",
+    "conv_transpose2d", "linalg_inv", "batched_solve", "linalg_solve", "linalg_det",
+    "linalg_slogdet", "linalg_cholesky", "linalg_qr", "linalg_eigh", "linalg_svd",
+    "linalg_svdvals", "linalg_vector_norm", "linalg_matrix_norm", "linalg_norm", "nan_to_num",
+    "all", "any", "count_nonzero"})
+
+
+def check_complex(op: OpDef, types) -> None:
+    """The one rule for complex operands: an op without the COMPLEX flag rejects them.
+
+    ``types`` holds TensorTypes (or anything with ``.dtype`` and ``str()``).  Called by
+    `Frontend.call` on every op call and by the IR verifier.
+
+    Raises:
+        NotImplementedError: torch supports complex for this op, tracegrad does not yet.
+        DTypeError: the op is not defined for complex tensors (as in torch).
+    """
+    for t in types:
+        if t.dtype.is_complex:
+            shown = ", ".join(str(x) for x in types)
+            if op.name in COMPLEX_NOT_YET:
+                raise NotImplementedError(
+                    f"{op.name}: complex tensors are not supported yet, got ({shown}); torch "
+                    "supports them here. docs/ops.md lists the ops that take complex64/"
+                    "complex128")
+            raise DTypeError(f"{op.name}: not supported for complex tensors, got ({shown}); "
+                             "docs/ops.md lists the ops that take complex64/complex128")

@@ -6,7 +6,7 @@ every IR value has one.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -16,7 +16,7 @@ try:  # ml_dtypes ships with jaxlib; bfloat16 is optional for NumPy-only use
 except ImportError:  # pragma: no cover - jax always brings ml_dtypes
     _np_bfloat16 = None
 
-BOOL, INT, FLOAT = 0, 1, 2  # promotion categories, lowest first
+BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3  # promotion categories, lowest first
 
 
 @dataclass(frozen=True, eq=False)
@@ -27,7 +27,10 @@ class DType:
         name: torch name, e.g. ``"float32"``.
         short: IR text name, e.g. ``"f32"``.
         itemsize: bytes per element.
-        category: ``BOOL``, ``INT`` or ``FLOAT`` (torch's promotion categories).
+        category: ``BOOL``, ``INT``, ``FLOAT`` or ``COMPLEX`` (torch's promotion categories).
+        is_floating_point: a real floating dtype (False for complex, as torch).
+        is_complex: complex64 / complex128.
+        is_differentiable: floating or complex: a tensor of this dtype can require grad.
     """
 
     name: str
@@ -35,6 +38,15 @@ class DType:
     itemsize: int
     category: int
     np_name: str
+    # plain attributes, not properties: read on the per-op hot path
+    is_floating_point: bool = field(init=False)
+    is_complex: bool = field(init=False)
+    is_differentiable: bool = field(init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "is_floating_point", self.category == FLOAT)
+        object.__setattr__(self, "is_complex", self.category == COMPLEX)
+        object.__setattr__(self, "is_differentiable", self.category >= FLOAT)
 
     @property
     def numpy(self) -> np.dtype:
@@ -44,9 +56,24 @@ class DType:
             return np.dtype(_np_bfloat16)
         return np.dtype(self.np_name)
 
-    @property
-    def is_floating_point(self) -> bool:
-        return self.category == FLOAT
+    def to_complex(self) -> "DType":
+        """The complex dtype holding this real dtype's values (torch's toComplexType).
+
+        Raises:
+            TypeError: float16 (torch's complex32 has no tracegrad counterpart).
+        """
+        if self.category == COMPLEX:
+            return self
+        if self is float64:
+            return complex128
+        if self is float16:
+            raise TypeError("complex32 (the complex counterpart of float16) is not supported; "
+                            "convert to float32 or float64 first")
+        return complex64
+
+    def to_real(self) -> "DType":
+        """The real dtype of a complex dtype's parts (torch's toRealValueType); self if real."""
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
     def __repr__(self) -> str:
         return f"tracegrad.{self.name}"
@@ -66,9 +93,13 @@ float16 = DType("float16", "f16", 2, FLOAT, "float16")
 bfloat16 = DType("bfloat16", "bf16", 2, FLOAT, "bfloat16")
 float32 = DType("float32", "f32", 4, FLOAT, "float32")
 float64 = DType("float64", "f64", 8, FLOAT, "float64")
+complex64 = DType("complex64", "c64", 8, COMPLEX, "complex64")
+complex128 = DType("complex128", "c128", 16, COMPLEX, "complex128")
 
-ALL_DTYPES = (bool_, uint8, uint32, int8, int16, int32, int64, float16, bfloat16, float32, float64)
-_BY_NAME = {d.name: d for d in ALL_DTYPES} | {d.short: d for d in ALL_DTYPES}
+ALL_DTYPES = (bool_, uint8, uint32, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+              complex64, complex128)
+_BY_NAME = ({d.name: d for d in ALL_DTYPES} | {d.short: d for d in ALL_DTYPES}
+            | {"cfloat": complex64, "cdouble": complex128})   # torch's aliases
 _BY_NUMPY = {d.np_name: d for d in ALL_DTYPES}
 
 DEFAULT_FLOAT = float32  # torch.get_default_dtype()
@@ -111,6 +142,8 @@ def as_dtype(dt) -> DType:
         return DEFAULT_INT
     if dt is bool:
         return bool_
+    if dt is complex:
+        return DEFAULT_FLOAT.to_complex()   # torch.get_default_dtype's complex counterpart
     if isinstance(dt, str):
         return from_name(dt)   # "unknown dtype 'foo'; known: [...]", not NumPy's message
     return from_numpy(dt)
@@ -121,8 +154,11 @@ def promote_types(a: DType, b: DType) -> DType:
     if a is b:
         return a
     if a.category != b.category:
+        if COMPLEX in (a.category, b.category):   # complex64 with float64 -> complex128
+            c, r = (a, b) if a.category == COMPLEX else (b, a)
+            return complex128 if complex128 in (c, r) or r is float64 else c
         return a if a.category > b.category else b
-    if a.category == FLOAT:
+    if a.category in (FLOAT, COMPLEX):
         if {a, b} == {float16, bfloat16}:
             return float32
         return a if a.itemsize >= b.itemsize else b
@@ -142,14 +178,36 @@ def scalar_category(x) -> int:
         return INT
     if isinstance(x, (float, np.floating)):
         return FLOAT
+    if isinstance(x, (complex, np.complexfloating)):
+        return COMPLEX
     raise TypeError(f"expected a Python number, got {type(x).__name__}")
+
+
+def _combine(higher: DType | None, lower: DType) -> DType:
+    """A lower tier's dtype joining the result so far (torch's combine_categories).
+
+    The lower tier only counts when its category is higher; a complex lower tier
+    keeps a floating result's precision (float64 dims + a complex64 0-d -> complex128).
+    """
+    if higher is None:
+        return lower
+    if lower.category <= higher.category:
+        return higher
+    if lower.category == COMPLEX and higher.category == FLOAT:
+        return higher.to_complex()
+    return lower
 
 
 def result_type(dims: list[DType], zero_dims: list[DType], scalars: list) -> DType:
     """torch.result_type: dimensioned tensors > zero-dim tensors > Python scalars.
 
     A lower tier only changes the result when its category is higher; a
-    Python float then gives the default float dtype, an int gives int64.
+    Python float then gives the default float dtype, an int gives int64, a
+    complex the default float's complex dtype (complex64), or the complex
+    dtype of a floating result (float64 tensor * 1j -> complex128).
+
+    Raises:
+        TypeError: a float16 result made complex (torch's complex32 is not supported).
     """
     result = None
     for tier in (dims, zero_dims):
@@ -158,12 +216,11 @@ def result_type(dims: list[DType], zero_dims: list[DType], scalars: list) -> DTy
         tier_type = tier[0]
         for d in tier[1:]:
             tier_type = promote_types(tier_type, d)
-        if result is None or tier_type.category > result.category:
-            result = tier_type
+        result = _combine(result, tier_type)
     for s in scalars:
         cat = scalar_category(s)
-        if result is None or cat > result.category:
-            result = {BOOL: bool_, INT: DEFAULT_INT, FLOAT: DEFAULT_FLOAT}[cat]
+        result = _combine(result, {BOOL: bool_, INT: DEFAULT_INT, FLOAT: DEFAULT_FLOAT,
+                                   COMPLEX: DEFAULT_FLOAT.to_complex()}[cat])
     if result is None:
         raise TypeError("result_type needs at least one operand")
     return result

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .errors import IRError
 from .graph import Graph
-from .registry import REGISTRY
+from .registry import COMPLEX, REGISTRY, check_complex
 
 
 def _fail(g: Graph, index: int, msg: str):
@@ -36,6 +36,8 @@ def verify(g: Graph) -> None:
         if sorted(n.attrs) != sorted(declared):
             _fail(g, i, f"{n.op} attributes {sorted(n.attrs)} differ from the declared {declared}")
         try:
+            if not op.flags & COMPLEX:
+                check_complex(op, [v.type for v in n.inputs])
             inferred = op.infer([v.type for v in n.inputs], **n.attrs)
         except Exception as e:  # the op's own error, reported at this node
             _fail(g, i, f"{n.op} rejects its inputs: {e}")

@@ -1,6 +1,8 @@
 """The pass manager: run named `Graph -> (Graph, report)` passes, verify and dump between them."""
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import time
 from dataclasses import dataclass, field
@@ -45,3 +47,22 @@ class PassManager:
                 self.on_pass(name, g)
             records.append(PassRecord(name, report, dt, len(g.nodes)))
         return g, records
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause Python's cyclic garbage collector while a program is built (also a decorator).
+
+    IR nodes and values form reference cycles (``value.node.outputs``), a build allocates
+    several of them per tape node, and every automatic full collection walks the whole heap:
+    on a 10,000-node tape about half the build time went to collections, growing
+    superlinearly (docs/performance.md, workload 4).  The garbage is collected once, when the
+    collector next runs.  Nested uses and a collector the user turned off are left alone.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -138,6 +138,8 @@ def _min_cut(g, fwd_nodes, needed, inputs, producer, policy, names, recompute):
     never recomputed) hang off the source; values the backward reads lead to the sink.
     The cut edges are the saved values; what lies on the sink side is recomputed.
     """
+    if not needed:   # the backward reads no forward value (e.g. of an add): nothing to cut
+        return [], []
     net = nx.DiGraph()
     src, sink = "source", "sink"
 

@@ -20,7 +20,7 @@ from types import ModuleType
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUTPUT = os.path.join(ROOT, "docs", "ops.md")
 
-DTYPE_ORDER = ("b1", "u8", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64")
+DTYPE_ORDER = ("b1", "u8", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", "c64", "c128")
 
 COLUMNS = [
     ("forward", "forward vs the NumPy reference; dtype and shape are torch's; each kernel "
@@ -124,6 +124,19 @@ def _row(suite, info, skipped: list) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def _complex_paragraph() -> list[str]:
+    from tracegrad.ir.registry import COMPLEX_NOT_YET
+    todo = ", ".join(f"`{n}`" for n in sorted(COMPLEX_NOT_YET))
+    return [
+        "Complex: an op whose dtypes include `c64 c128` takes complex tensors, with torch's "
+        "gradient convention (docs/autograd.md, \"Complex numbers\"); its complex samples "
+        "count in every column (finite differences along the real and the imaginary part in "
+        "complex128, executors in complex64, `make test-all` adds the conjugated jax.vjp "
+        "comparison; gradcheck is real-only).  Every other op rejects complex tensors: "
+        f"`NotImplementedError` for those torch supports on complex ({todo}), `DTypeError` "
+        "for the rest (tests/ops/test_complex.py).", ""]
+
+
 def _subgradient_section(suite) -> list[str]:
     lines = ["## Gradients at non-differentiable points", "",
              "torch 2.13's values, checked by `test_subgradient_matches_torch` (the gradient "
@@ -167,6 +180,7 @@ def render(suite: ModuleType) -> str:
     lines += [f"| {name} | {text} |" for name, text in COLUMNS]
     lines += ["", f"Low-precision tolerance (atol scaled by the largest magnitude of the float64 "
                   f"result): {low_tols}; an op may override it (shown in its cell).", ""]
+    lines += _complex_paragraph()
     header = ("| op | dtypes | " + " | ".join(name for name, _ in COLUMNS) + " |")
     rule = "|---|---|" + "---:|" * len(COLUMNS)
     notes, xfails = [], []

@@ -8,15 +8,16 @@ jax is not imported here; it loads when the first program is lowered.
 """
 from tracegrad import ir  # noqa: F401  (registers the ops)
 from tracegrad.ir.errors import DTypeError, IRError, ShapeError, TraceError, TracegradError
-from tracegrad.ir.types import (DType, bfloat16, float16, float32, float64, int8, int16, int32,
-                                int64, uint8)
+from tracegrad.ir.types import (DType, bfloat16, complex64, complex128, float16, float32, float64,
+                                int8, int16, int32, int64, uint8)
 from tracegrad.ir.types import bool_ as bool  # noqa: A001  (torch.bool)
 
 from . import autograd
 from ._ops import *  # noqa: F401,F403  (torch-named functions generated from the registry)
 from ._indexing import masked_select, nonzero, where  # value-dependent shapes: eager only
-from ._creation import (arange, as_tensor, from_numpy, full, manual_seed, ones, ones_like, rand,
-                        rand_like, randint, randn, randn_like, tensor, zeros, zeros_like)
+from ._creation import (arange, as_tensor, from_numpy, full, get_rng_state, manual_seed, ones,
+                        ones_like, rand, rand_like, randint, randn, randn_like, set_rng_state,
+                        tensor, zeros, zeros_like)
 from ._state import get_executor, set_executor
 from .autograd import (enable_grad, inference_mode, is_anomaly_check_nan_enabled,
                        is_anomaly_enabled, is_grad_enabled, is_inference_mode_enabled, no_grad,
@@ -27,15 +28,20 @@ _add_registry_methods()
 
 float = float32  # noqa: A001  (torch.float)
 double = float64
+cfloat = complex64
+cdouble = complex128
 half = float16
 long = int64
 int = int32  # noqa: A001
 
-from . import nn, optim, utils  # noqa: E402
+from . import func, nn, optim, utils  # noqa: E402  (func: tg.func.jvp / vjp / grad)
 from .compiler import compile  # noqa: E402,A001
+from . import amp  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from .linalg import einsum  # noqa: E402  (torch.einsum; this import also binds tg.linalg)
 from .compiler.explain import explain  # noqa: E402
 from .utils import checkpoint_name  # noqa: E402
+from .serialization import load, save  # noqa: E402  (torch.save / torch.load)
 
 from ._dump import configure_logging as _configure_logging  # noqa: E402
 

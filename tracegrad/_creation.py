@@ -30,6 +30,28 @@ def manual_seed(seed: int) -> None:
         _key.copy_(Tensor(np.array([seed >> 32, seed & 0xFFFFFFFF], dtype=np.uint32)))
 
 
+def get_rng_state() -> Tensor:
+    """The generator's state as a new uint32 tensor of shape (2,) (torch.get_rng_state; torch's
+    is a uint8 byte tensor of its own generator). Save it with `tg.save` to resume a stream."""
+    return Tensor(_key._data.copy())
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    """Restore a state `get_rng_state` returned (torch.set_rng_state).
+
+    Raises:
+        TypeError: `new_state` is not a uint32 tensor of shape (2,).
+    """
+    if not isinstance(new_state, Tensor) or new_state.shape != (2,) or \
+            new_state._data.dtype != np.uint32:
+        what = new_state._type if isinstance(new_state, Tensor) else type(new_state).__name__
+        raise TypeError(f"set_rng_state: expected the uint32[2] tensor get_rng_state returns, "
+                        f"got {what}")
+    from .autograd.grad_mode import no_grad
+    with no_grad():
+        _key.copy_(new_state)
+
+
 def _draw(size, dtype, distribution: str) -> Tensor:
     """Values from the global stream; advances the key in place (traced under tg.compile)."""
     from .autograd.grad_mode import no_grad
@@ -47,6 +69,8 @@ def _python_dtype(arr: np.ndarray) -> T.DType:
         return T.int64
     if kind == "f":
         return T.DEFAULT_FLOAT
+    if kind == "c":   # Python complex numbers: the default float's complex dtype (complex64)
+        return T.DEFAULT_FLOAT.to_complex()
     raise TypeError(f"tensor(): cannot build a tensor from data of NumPy dtype {arr.dtype}")
 
 
@@ -55,11 +79,12 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
 
     Args:
         data: Python number, nested lists, NumPy array or Tensor.
-        dtype: result dtype; default float32 for Python floats, int64 for ints,
-            bool for bools, the array's dtype for NumPy arrays.
+        dtype: result dtype; default float32 for Python floats, complex64 for Python
+            complex numbers, int64 for ints, bool for bools, the array's dtype for NumPy
+            arrays (complex128 stays complex128).
     Raises:
         TypeError: data of an unsupported type (strings, objects, ragged lists).
-        RuntimeError: requires_grad on a non-float dtype.
+        RuntimeError: requires_grad on a dtype that is neither floating nor complex.
     """
     if isinstance(data, Tensor):
         data = data._concrete("tensor(tensor)")
@@ -122,17 +147,32 @@ def ones_like(t: Tensor, dtype=None) -> Tensor:
 
 def _random(size, dtype, distribution, requires_grad) -> Tensor:
     dt = T.as_dtype(dtype or T.DEFAULT_FLOAT)
-    t = _draw(_varargs(size), dt, distribution)
+    size = _varargs(size)
+    if dt.is_complex:   # real and imaginary parts drawn as the last dim of a real draw
+        from .autograd.grad_mode import no_grad
+        parts = _draw(size + (2,), dt.to_real(), distribution)
+        with no_grad():
+            if distribution == "normal":   # torch: each part N(0, 1/2), so E|z|^2 = 1
+                parts = _ops.mul(parts, 0.5 ** 0.5)
+            t = _ops.view_as_complex(parts)
+    else:
+        t = _draw(size, dt, distribution)
     return t.requires_grad_(True) if requires_grad else t
 
 
 def randn(*size, dtype=None, requires_grad: bool = False) -> Tensor:
-    """Standard normal samples of shape `size` (torch.randn); seeded by manual_seed."""
+    """Standard normal samples of shape `size` (torch.randn); seeded by manual_seed.
+
+    A complex dtype draws the real and imaginary parts each from N(0, 1/2), as torch.
+    """
     return _random(size, dtype, "normal", requires_grad)
 
 
 def rand(*size, dtype=None, requires_grad: bool = False) -> Tensor:
-    """Uniform [0, 1) samples of shape `size` (torch.rand); seeded by manual_seed."""
+    """Uniform [0, 1) samples of shape `size` (torch.rand); seeded by manual_seed.
+
+    A complex dtype draws the real and imaginary parts each uniform in [0, 1), as torch.
+    """
     return _random(size, dtype, "uniform", requires_grad)
 
 

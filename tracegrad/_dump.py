@@ -8,13 +8,19 @@ programs as ``backward_<hash>.tgir`` plus one file per pass
 ``TRACEGRAD_LOG`` turns on `logging` output of the named categories under the
 ``tracegrad`` logger (recompiles and guards: ``tracegrad.compile``; passes:
 ``tracegrad.passes``).
+
+`recording` (used by ``tracegrad dump``) also keeps, in memory, the text of
+every backward program built inside it after each pass, and its partition
+(the saved values and why each is saved), for the summary and HTML report.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import re
+from dataclasses import dataclass, field
 
 _LOGGERS = {"recompiles": "tracegrad.compile", "guards": "tracegrad.compile",
             "passes": "tracegrad.passes"}
@@ -24,8 +30,39 @@ def short_hash(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:10]
 
 
+@dataclass
+class RecordedBackward:
+    """A backward program built while `recording`: its text after each pass, its partition."""
+
+    prefix: str
+    passes: list = field(default_factory=list)   # (pass name, IR text)
+    partition: object = None                     # passes.Partition (None until built)
+
+
+_recording: dict | None = None     # prefix -> RecordedBackward while `recording` is active
+_directory: str | None = None      # overrides TRACEGRAD_DUMP while `recording` is active
+
+
+@contextlib.contextmanager
+def recording(directory: str):
+    """Dump into `directory` and record every backward program built inside the block.
+
+    Yields the list of `RecordedBackward`, filled in build order.  Not thread-safe: meant for
+    the `tracegrad dump` command, which builds its programs on one thread.
+    """
+    global _recording, _directory
+    saved = _recording, _directory
+    _recording, _directory = {}, directory
+    out: list = []
+    try:
+        yield out
+    finally:
+        out.extend(_recording.values())
+        _recording, _directory = saved
+
+
 def directory() -> str | None:
-    return os.environ.get("TRACEGRAD_DUMP") or None
+    return _directory or os.environ.get("TRACEGRAD_DUMP") or None
 
 
 def write(name: str, text: str) -> None:
@@ -47,9 +84,20 @@ def pass_writer(prefix: str):
     count = [0]
 
     def on_pass(name, g) -> None:
-        write(f"{prefix}.{count[0]}_{name}.tgir", print_graph(g))
+        text = print_graph(g)
+        write(f"{prefix}.{count[0]}_{name}.tgir", text)
+        if _recording is not None:
+            _recording.setdefault(prefix, RecordedBackward(prefix)).passes.append((name, text))
         count[0] += 1
     return on_pass
+
+
+def backward_built(prefix: str, part) -> None:
+    """The engine built backward program `prefix` (a `passes.Partition`): write it, record it."""
+    from tracegrad.ir.printer import print_graph
+    write(f"{prefix}.tgir", print_graph(part.backward))
+    if _recording is not None:
+        _recording.setdefault(prefix, RecordedBackward(prefix)).partition = part
 
 
 def configure_logging() -> None:

@@ -353,7 +353,10 @@ def setitem_value(x: Tensor, key, value) -> Tensor:
     sliced = lay.sliced
     if not lay.adv:
         v = _broadcast_to(v, tuple(lay.items))
-        return _place(x, lay, _reshape(v, sliced))
+        out = _place(x, lay, _reshape(v, sliced))
+        if out.grad_fn is not None:   # torch: a copy into a basic-indexing view of x
+            out.grad_fn._extra().name = "torch::autograd::CopySlices"
+        return out
     plan = _Plan(lay)
     v = _reshape(_broadcast_to(v, tuple(plan.result)), plan.taken)
     region = x if lay.trivial else _ops.slice(x, tuple(lay.starts), tuple(lay.stops),

@@ -10,7 +10,8 @@ from tracegrad.ir.graph import SourceLoc
 
 class _Local(threading.local):
     def __init__(self):
-        self.grad_enabled = True
+        self.grad_enabled = True     # ops record (grad mode on, inference mode off)
+        self.grad_mode = True        # grad mode as set by the user: is_grad_enabled()
         self.tracer = None          # compiler.trace.Tracer while @tg.compile traces
         self.anomaly = False
         self.provenance = None      # (SourceLoc, forward node id) stamped on backward nodes
@@ -23,6 +24,10 @@ class _Local(threading.local):
         self.inference = False
         self.inference_seen = False
         self.record_extras = False
+        self.fw_level = None        # the active forward-AD dual level (autograd/forward_ad.py)
+        self.fw_suspended = None    # ... while tangent programs run with forward AD off
+        self.profiler = None        # the recording autograd.profiler.profile (profiler.py)
+        self.run_kernel = None      # how this thread runs NumPy kernels (_dispatch, made on use)
 
 
 local = _Local()
@@ -63,16 +68,39 @@ def _package_dirs() -> tuple[str, ...]:
 
 
 _INTERNAL: tuple[str, ...] | None = None
+_internal_file: dict[str, bool] = {}   # co_filename -> inside tracegrad (per-op stack walks)
+
+
+def user_frame(depth: int = 1) -> tuple | None:
+    """``(code object, line)`` of the innermost frame outside tracegrad, or None.
+
+    The cheap capture the tape takes per op; `location_of` formats it later, when
+    someone reads the location (holding the frame itself would keep its locals alive).
+    """
+    global _INTERNAL
+    if _INTERNAL is None:
+        _INTERNAL = _package_dirs()
+    known = _internal_file
+    f = sys._getframe(depth)
+    while f is not None:
+        code = f.f_code
+        inside = known.get(code.co_filename)
+        if inside is None:
+            inside = known[code.co_filename] = code.co_filename.startswith(_INTERNAL)
+        if not inside:
+            return (code, f.f_lineno)
+        f = f.f_back
+    return None
+
+
+def location_of(frame: tuple | None) -> SourceLoc | None:
+    """The SourceLoc of a `user_frame` capture."""
+    if frame is None:
+        return None
+    code, line = frame
+    return SourceLoc(code.co_filename, line, code.co_name)
 
 
 def user_location(depth: int = 1) -> SourceLoc | None:
     """The innermost stack frame outside tracegrad itself: where the user called us."""
-    global _INTERNAL
-    if _INTERNAL is None:
-        _INTERNAL = _package_dirs()
-    f = sys._getframe(depth)
-    while f is not None and f.f_code.co_filename.startswith(_INTERNAL):
-        f = f.f_back
-    if f is None:
-        return None
-    return SourceLoc(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+    return location_of(user_frame(depth + 1))

@@ -82,6 +82,8 @@ def write_through(view: Tensor, value: Tensor) -> Tensor:
     child = value
     for (op, attrs), parent in zip(reversed(chain), reversed(parents)):
         child = _inverse(op, attrs, parent, child)
+    if child.grad_fn is not None:   # torch's node for "the base, with a slice copied in"
+        child.grad_fn._extra().name = "torch::autograd::CopySlices"
     return child
 
 
@@ -98,6 +100,9 @@ def refresh(base: Tensor) -> None:
     for v in live_views(base):
         new = replay(base, v._view_ops)
         v._data = new._data
+        if getattr(new, "_fw", None) is not None or getattr(v, "_fw", None) is not None:
+            from .autograd.forward_ad import copy_tangent
+            copy_tangent(v, new)
         if any(op == "alias" for op, _ in v._view_ops):
             continue   # detached aliases keep no history
         v.grad_fn, v._out_index, v._requires_grad = new.grad_fn, new._out_index, new._requires_grad

@@ -1,13 +1,18 @@
-"""The `tracegrad` command: dump the IR of a function's compiled program.
+"""The `tracegrad` command: dump, run and diff the IR programs tracegrad builds.
 
     tracegrad dump examples/train_digits.py::train_step
-    tracegrad dump model.py::step --args "f32[64,784], i64[64]"
+    tracegrad dump model.py::step --args "f32[64,784], i64[64]" --format html -o out/
+    tracegrad run out/train_step.tgir --executor jax
+    tracegrad diff before.tgir after.tgir
 
 `dump` imports the script as a module (its `if __name__ == "__main__"` block
 does not run), builds example arguments from the script's `example_args()`
 or from `--args`, calls the function once through `tg.compile` (so it runs
-one real step on those arguments) and prints the program in the IR text
-format: every value typed, every node with its source line.
+one real step on those arguments) and writes the program in the IR text
+format (every value typed, every node with its source line), DOT, JSON or
+one self-contained HTML report, plus a summary: ops by kind, nodes, fusion
+regions, estimated FLOPs, and the saved-tensor table of every backward
+program (`summary.txt` with -o, else on stderr).
 """
 from __future__ import annotations
 
@@ -16,8 +21,10 @@ import os
 import re
 import runpy
 import sys
+import tempfile
 
 _SPEC = re.compile(r"\s*([a-z]+\d*)\[([\d,\s]*)\]\s*")
+_EXT = {"text": "tgir", "dot": "dot", "json": "json", "html": "html"}
 
 
 def parse_args_spec(spec: str) -> list:
@@ -28,7 +35,10 @@ def parse_args_spec(spec: str) -> list:
     for m in re.finditer(r"[a-z]+\d*\[[\d,\s]*\]", spec):
         name, dims = _SPEC.fullmatch(m.group(0)).groups()
         shape = tuple(int(d) for d in dims.split(",") if d.strip())
-        out.append(tg.zeros(shape, dtype=from_name(name)))
+        try:
+            out.append(tg.zeros(shape, dtype=from_name(name)))
+        except TypeError as e:
+            _fail(f"--args {spec!r}: {e}")
     if not out:
         _fail(f"--args {spec!r} names no tensor types like 'f32[64,784]'")
     return out
@@ -38,55 +48,144 @@ def _load(target: str):
     if "::" not in target:
         _fail(f"expected SCRIPT.py::FUNC, got {target!r}")
     path, func = target.rsplit("::", 1)
-    if not os.path.exists(path):
+    if not os.path.isfile(path):
         _fail(f"no such script: {path}")
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    namespace = runpy.run_path(path, run_name="__tracegrad_dump__")
+    try:
+        namespace = runpy.run_path(path, run_name="__tracegrad_dump__")
+    except SystemExit:
+        raise
+    except BaseException as e:   # the user's script failed: show its own frames, then one line
+        import traceback
+        frames = [f for f in traceback.extract_tb(e.__traceback__)
+                  if os.path.abspath(f.filename) != os.path.abspath(__file__)
+                  and "runpy" not in os.path.basename(f.filename)]
+        sys.stderr.writelines(traceback.format_list(frames))
+        _fail(f"importing {path} raised {type(e).__name__}: {e}")
     if func not in namespace:
-        _fail(f"{path} defines no {func!r}")
+        known = sorted(k for k, v in namespace.items() if callable(v) and not k.startswith("_")
+                       and getattr(v, "__module__", None) in (None, "__tracegrad_dump__"))
+        _fail(f"{path} defines no {func!r}" + (f"; functions there: {', '.join(known)}"
+                                                 if known else ""))
+    if not callable(namespace[func]):
+        _fail(f"{path}: {func!r} is a {type(namespace[func]).__name__}, not a function")
     return namespace, namespace[func]
 
 
-def cmd_dump(ns: argparse.Namespace) -> int:
+def _example_args(ns, namespace) -> list:
+    if ns.args:
+        return parse_args_spec(ns.args)
+    if "example_args" in namespace:
+        args = namespace["example_args"]()
+        return list(args) if isinstance(args, (tuple, list)) else [args]
+    _fail("give --args \"f32[...], ...\" or define example_args() next to the function")
+
+
+def _trace(ns, fn, args):
+    """Compile and call `fn` once, recording every backward program built meanwhile."""
     import tracegrad as tg
+    from tracegrad import _dump
+    from tracegrad.autograd import engine
     from tracegrad.compiler.compile import CompiledFunction
+    from tracegrad.ir.errors import TracegradError
+    plain = fn.fn if isinstance(fn, CompiledFunction) else fn
+    # a fresh cache; fullgraph: a graph break is an error naming the line, not an eager run
+    compiled = tg.compile(plain, executor=getattr(fn, "executor", None), fullgraph=True)
+    engine.clear_cache()   # so each backward program the call needs is built, and recorded
+    with tempfile.TemporaryDirectory() as tmp:
+        where = ns.output if ns.after_each_pass else (os.environ.get("TRACEGRAD_DUMP") or tmp)
+        with _dump.recording(where) as recorded:
+            try:
+                compiled(*args)
+            except TracegradError as e:   # one line, the user's source line included
+                message = " ".join(part.strip() for part in str(e).splitlines())
+                _fail(f"{ns.target}: {type(e).__name__}: {message}")
+    programs = compiled.programs
+    if not programs:
+        _fail(f"{ns.target} could not be traced into one program")
+    return compiled, programs[-1], recorded
+
+
+def _reports(name: str, program, recorded, stage: str) -> list:
+    """The programs `stage` selects, as `ProgramReport`s: the traced program and the backward
+    programs built while tracing it (inlined into it), and/or the backward program of
+    returned tensors that require grad."""
+    from tracegrad.ir import parse
+    from tracegrad.ir.summary import ProgramReport, saved_rows
+    out = []
+    if stage in ("forward", "all"):
+        out.append(ProgramReport(name, program.forward))
+        for rec in recorded:
+            if rec.partition is None:
+                continue
+            part = rec.partition
+            label = f"{name} backward (inlined, {rec.prefix.split('_')[-1]})"
+            out.append(ProgramReport(
+                label, part.backward, [(p, parse(text)) for p, text in rec.passes],
+                saved_rows(part.backward, part.saved, part.reasons), part.saved_bytes))
+    if stage in ("backward", "all") and program.backward is not None:
+        out.append(ProgramReport(f"{name}_backward", program.backward, [], list(program.saved),
+                                 program.saved_bytes))
+    return out
+
+
+def _write(folder: str, filename: str, text: str) -> str:
+    path = os.path.join(folder, filename)
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text if text.endswith("\n") else text + "\n")
+    except OSError as e:
+        _fail(f"cannot write {path}: {e.strerror}")
+    print(f"wrote {path}")
+    return path
+
+
+def cmd_dump(ns: argparse.Namespace) -> int:
+    from tracegrad.ir.export import to_dot, to_json
     from tracegrad.ir.printer import print_graph
+    from tracegrad.ir.summary import format_report
 
     namespace, fn = _load(ns.target)
-    if ns.args:
-        args = parse_args_spec(ns.args)
-    elif "example_args" in namespace:
-        args = namespace["example_args"]()
-    else:
-        _fail("give --args \"f32[...], ...\" or define example_args() next to the function")
-    if ns.after_each_pass:
-        if not ns.output:
-            _fail("--after-each-pass writes files: give -o DIR")
-        os.environ["TRACEGRAD_DUMP"] = ns.output   # backward programs after every pass
-    compiled = fn if isinstance(fn, CompiledFunction) else tg.compile(fn)
-    compiled(*args)
-    programs = [(compiled.__name__, compiled.programs()[0])]
-    entry = next(e for bucket in compiled._cache.values() for e in bucket)
-    if entry.grad_plan is not None and ns.stage in ("backward", "all"):
-        programs.append((f"{compiled.__name__}_backward", entry.grad_plan.backward))
-    if ns.stage == "backward":
-        programs = programs[1:]
-        if not programs:
-            _fail("the function returns nothing that needs a backward program (its backward, "
-                  "if any, is inside the step's program: use --stage forward)")
-    from tracegrad.ir.export import to_dot, to_json
-    render = {"text": print_graph, "dot": to_dot, "json": to_json}[ns.format]
-    ext = {"text": "tgir", "dot": "dot", "json": "json"}[ns.format]
-    for name, g in programs:
-        text = render(g)
-        if ns.output:
+    args = _example_args(ns, namespace)
+    if ns.after_each_pass and not ns.output:
+        _fail("--after-each-pass writes files: give -o DIR")
+    if ns.output:
+        try:
             os.makedirs(ns.output, exist_ok=True)
-            out = os.path.join(ns.output, f"{name}.{ext}")
-            with open(out, "w") as f:
-                f.write(text + "\n")
-            print(f"wrote {out}")
-        else:
+        except OSError as e:
+            _fail(f"cannot create the output folder {ns.output}: {e.strerror}")
+    compiled, program, recorded = _trace(ns, fn, args)
+    name = compiled.__name__
+    if ns.stage == "backward" and program.backward is None:
+        _fail("the function returns nothing that needs a backward program (its backward, "
+              "if any, is inside the step's program: use --stage forward)")
+    reports = _reports(name, program, recorded, ns.stage)
+    summary = format_report(reports)
+    if ns.format == "html":
+        from tracegrad.ir.html_report import render_html
+        subtitle = (f"tracegrad dump {ns.target}: program {program.hash}, arguments "
+                    + ", ".join(str(v.type) for v in program.forward.inputs[:len(args)]))
+        try:
+            texts = [(name, render_html(reports, title=f"{name}: tracegrad report",
+                                        subtitle=subtitle, layout=ns.layout))]
+        except RuntimeError as e:
+            _fail(str(e))
+    else:
+        render = {"text": print_graph, "dot": to_dot, "json": to_json}[ns.format]
+        graphs = []
+        if ns.stage in ("forward", "all"):
+            graphs.append((name, program.forward))
+        if ns.stage in ("backward", "all") and program.backward is not None:
+            graphs.append((f"{name}_backward", program.backward))
+        texts = [(n, render(g)) for n, g in graphs]
+    if ns.output:
+        for n, text in texts:
+            _write(ns.output, f"{n}.{_EXT[ns.format]}", text)
+        _write(ns.output, "summary.txt", summary)
+    else:
+        for _, text in texts:
             print(text)
+        print(summary, file=sys.stderr)
     return 0
 
 
@@ -193,9 +292,13 @@ def cmd_diff(ns: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tracegrad", description=__doc__.split("\n\n")[0],
-                                     epilog="example: tracegrad dump "
-                                            "examples/train_digits.py::train_step")
+    parser = argparse.ArgumentParser(
+        prog="tracegrad", description=__doc__.split("\n\n")[0],
+        epilog="examples:\n  tracegrad dump examples/train_digits.py::train_step --format html "
+               "-o out/\n  tracegrad run out/train_step.tgir --executor jax\n"
+               "  tracegrad diff before.tgir after.tgir\n\n"
+               "`tracegrad COMMAND --help` explains each command.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="execute a dumped .tgir program",
                          epilog="example: tracegrad run out/train_step.tgir --check-nan")
@@ -212,14 +315,28 @@ def main(argv: list[str] | None = None) -> int:
     diff.add_argument("a")
     diff.add_argument("b")
     diff.set_defaults(run=cmd_diff)
-    dump = sub.add_parser("dump", help="print the IR program of SCRIPT.py::FUNC",
-                          epilog="example: tracegrad dump examples/train_digits.py::train_step "
-                                 "--args 'f32[64,64], i64[64]'")
+    dump = sub.add_parser(
+        "dump", help="write the IR programs of SCRIPT.py::FUNC and a summary",
+        description="Trace SCRIPT.py::FUNC through tg.compile on example arguments (the "
+                    "script's example_args() or --args) and write its programs, a summary (ops "
+                    "by kind, nodes, fusion regions, estimated FLOPs) and the saved-tensor table "
+                    "of each backward program.",
+        epilog="examples:\n  tracegrad dump examples/train_digits.py::train_step\n"
+               "  tracegrad dump examples/train_digits.py::train_step --format html -o out/\n"
+               "  tracegrad dump model.py::step --args 'f32[64,64], i64[64]' "
+               "--after-each-pass -o out/",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     dump.add_argument("target", help="SCRIPT.py::FUNC")
     dump.add_argument("--args", help='argument types, e.g. "f32[64,784], i64[64]"')
-    dump.add_argument("-o", "--output", help="write FUNC.tgir into this folder instead of stdout")
-    dump.add_argument("--format", choices=("text", "dot", "json"), default="text",
-                      help="IR text (default), Graphviz DOT, or JSON")
+    dump.add_argument("-o", "--output", help="write FUNC.<format> and summary.txt into this "
+                                             "folder (default: programs on stdout, the "
+                                             "summary on stderr)")
+    dump.add_argument("--format", choices=tuple(_EXT), default="text",
+                      help="IR text (default), Graphviz DOT, JSON, or one self-contained HTML "
+                           "report (graphs, pass-by-pass views, saved tensors, source lines)")
+    dump.add_argument("--layout", choices=("auto", "graphviz", "builtin"), default="auto",
+                      help="--format html: draw graphs with Graphviz `dot` (auto: when it is on "
+                           "PATH) or with the built-in layered layout")
     dump.add_argument("--stage", choices=("forward", "backward", "all"), default="all",
                       help="the traced program, the backward program of a returned tensor "
                            "that needs grad, or both")

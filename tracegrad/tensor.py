@@ -18,6 +18,23 @@ from tracegrad.ir.graph import Value
 from . import _state
 
 
+def _operator(name: str, reflected: bool = False):
+    """The Python operator method applying op `name` to ``(self, o)``, or ``(o, self)`` when
+    `reflected`; an operand that is not a tensor or a number gives NotImplemented."""
+    if reflected:
+        def method(self, o):
+            if type(o) in _PLAIN_OPERANDS:
+                return (_EAGER or _eager()).call(name, o, self)
+            return _call(name, o, self)
+    else:
+        def method(self, o):
+            if type(o) in _PLAIN_OPERANDS:
+                return (_EAGER or _eager()).call(name, self, o)
+            return _call(name, self, o)
+    method.__name__ = method.__qualname__ = f"{'r' if reflected else ''}{name}"
+    return method
+
+
 class Tensor:
     """A multi-dimensional array with PyTorch's autograd semantics.
 
@@ -28,7 +45,8 @@ class Tensor:
 
     __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_out_index", "_vc", "_base",
                  "_view_ops", "_views", "_accumulator", "_retains_grad", "_hooks", "_inference",
-                 "__weakref__")   # _hooks, _inference: set only when used (autograd/hooks.py)
+                 "_fw", "__weakref__")   # _hooks, _inference, _fw (a forward-AD tangent,
+    # autograd/forward_ad.py): set only when used
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
     def __init__(self, data, requires_grad: bool = False, grad_fn=None, out_index: int = 0,
@@ -43,7 +61,7 @@ class Tensor:
         self._vc = base._vc if base is not None else [0]   # shared with views, as torch
         self._views = None
         self._accumulator = None
-        self._retains_grad = False
+        self._retains_grad = False   # a new field here goes into `_new_tensor` too
         local = _state.local
         if local.inference:   # made in inference mode: an inference tensor
             self._inference = True
@@ -101,9 +119,9 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
                                "want to use a computed variable in a subgraph that doesn't require "
                                "differentiation use var_no_grad = var.detach().")
-        if value and not self.dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients, "
-                               f"got {self.dtype.name}")
+        if value and not self.dtype.is_differentiable:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               f"gradients, got {self.dtype.name}")
         if value and getattr(self, "_inference", False) and not _state.local.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                "InferenceMode is not allowed.")
@@ -201,6 +219,33 @@ class Tensor:
     def __int__(self) -> int:
         return int(self.item())
 
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def is_complex(self) -> bool:
+        """True for complex64 / complex128 (torch.Tensor.is_complex)."""
+        return self.dtype.is_complex
+
+    def is_floating_point(self) -> bool:
+        """True for float16/bfloat16/float32/float64, False for complex (as torch)."""
+        return self.dtype.is_floating_point
+
+    @property
+    def real(self) -> "Tensor":
+        """The real part (torch.Tensor.real): float32 of complex64, float64 of complex128; a
+        real tensor's values.  A new tensor, not a view as in torch: writing into it does not
+        change `self`."""
+        return _call_kw("real", self)
+
+    @property
+    def imag(self) -> "Tensor":
+        """The imaginary part of a complex tensor (torch.Tensor.imag), a new tensor, not a view.
+
+        Raises:
+            DTypeError: `self` is not complex (as torch).
+        """
+        return _call_kw("imag", self)
+
     def __index__(self) -> int:
         if self.dtype.category != T.INT or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
@@ -209,6 +254,13 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         data = self._concrete("np.asarray(tensor)")
         return data if dtype is None else data.astype(dtype)
+
+    def __str__(self) -> str:
+        # print(t) / f"{t}" want the values: a graph break inside tg.compile; repr() (debuggers,
+        # error messages) still shows the traced placeholder
+        if isinstance(self._data, Value):
+            self._concrete("print(tensor) / str(tensor)")
+        return self.__repr__()
 
     def __repr__(self) -> str:
         if isinstance(self._data, Value):
@@ -221,12 +273,17 @@ class Tensor:
         else:
             body = np.array2string(data, separator=", ", prefix="tensor(", max_line_width=80)
         extra = ""
-        if self.dtype not in (T.float32, T.int64, T.bool_):
+        if self.dtype not in (T.float32, T.int64, T.bool_, T.complex64):   # torch's defaults
             extra += f", dtype={self.dtype!r}"
         if self.grad_fn is not None:
             extra += f", grad_fn=<{self.grad_fn.name()}>"
         elif self._requires_grad:
             extra += ", requires_grad=True"
+        if getattr(self, "_fw", None) is not None:   # a dual tensor shows its tangent, as torch
+            from .autograd.forward_ad import jvp_of
+            tangent = jvp_of(self)
+            if tangent is not None:
+                extra += f", tangent={tangent!r}"
         return f"tensor({body}{extra})"
 
     # ---- autograd -----------------------------------------------------------------
@@ -244,6 +301,9 @@ class Tensor:
 
     @data.setter
     def data(self, value: "Tensor") -> None:
+        tracer = _state.local.tracer
+        if tracer is not None:
+            tracer.overwriting(self)
         self._data = value._data if isinstance(value, Tensor) else value
 
     def detach(self) -> "Tensor":
@@ -356,6 +416,9 @@ class Tensor:
             raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(result.shape)}")
         if result.dtype is not self.dtype:
+            if result.dtype.is_complex and not self.dtype.is_complex:   # torch refuses too
+                raise RuntimeError(f"{name}: result type {result.dtype.name} can't be cast to "
+                                   f"the desired output type {self.dtype.name}")
             result = result.to(self.dtype)
         if mark is None and result.grad_fn is not None:
             mark = result.grad_fn.seq
@@ -383,9 +446,15 @@ class Tensor:
 
         Bumps the version counter `box` (default: own; `.data` aliases have their own).
         """
+        tracer = _state.local.tracer
+        if tracer is not None:   # tg.compile: lift a tensor overwritten unread (zero_, copy_)
+            tracer.overwriting(self)
         self._data = value._data
         if track and value.grad_fn is not None:
             self.grad_fn, self._out_index, self._requires_grad = value.grad_fn, value._out_index, True
+        if getattr(value, "_fw", None) is not None or getattr(self, "_fw", None) is not None:
+            from .autograd.forward_ad import copy_tangent   # the tangent goes with the value
+            copy_tangent(self, value)
         (self._vc if box is None else box)[0] += 1
 
     def add_(self, other, alpha=1):
@@ -567,35 +636,59 @@ class Tensor:
         self._inplace_apply("__setitem__", lambda: setitem_value(self, key, value))
 
     # ---- operators ------------------------------------------------------------------
-    def __add__(self, o): return _call("add", self, o)
-    def __radd__(self, o): return _call("add", o, self)
-    def __sub__(self, o): return _call("sub", self, o)
-    def __rsub__(self, o): return _call("sub", o, self)
-    def __mul__(self, o): return _call("mul", self, o)
-    def __rmul__(self, o): return _call("mul", o, self)
-    def __truediv__(self, o): return _call("div", self, o)
-    def __rtruediv__(self, o): return _call("div", o, self)
-    def __pow__(self, o): return _call("pow", self, o)
-    def __rpow__(self, o): return _call("pow", o, self)
-    def __matmul__(self, o): return _call("matmul", self, o)
-    def __rmatmul__(self, o): return _call("matmul", o, self)
+    __add__ = _operator("add")
+    __radd__ = _operator("add", reflected=True)
+    __sub__ = _operator("sub")
+    __rsub__ = _operator("sub", reflected=True)
+    __mul__ = _operator("mul")
+    __rmul__ = _operator("mul", reflected=True)
+    __truediv__ = _operator("div")
+    __rtruediv__ = _operator("div", reflected=True)
+    __pow__ = _operator("pow")
+    __rpow__ = _operator("pow", reflected=True)
+    __matmul__ = _operator("matmul")
+    __rmatmul__ = _operator("matmul", reflected=True)
     def __neg__(self): return _call("neg", self)
     def __pos__(self): return self
     def __abs__(self): return _call("abs", self)
     def __invert__(self): return _call("bitwise_not", self)
-    def __and__(self, o): return _call("bitwise_and", self, o)
-    def __rand__(self, o): return _call("bitwise_and", o, self)
-    def __or__(self, o): return _call("bitwise_or", self, o)
-    def __ror__(self, o): return _call("bitwise_or", o, self)
-    def __xor__(self, o): return _call("bitwise_xor", self, o)
-    def __rxor__(self, o): return _call("bitwise_xor", o, self)
-    def __eq__(self, o): return _call("eq", self, o)  # noqa: E704
-    def __ne__(self, o): return _call("ne", self, o)
-    def __lt__(self, o): return _call("lt", self, o)
-    def __le__(self, o): return _call("le", self, o)
-    def __gt__(self, o): return _call("gt", self, o)
-    def __ge__(self, o): return _call("ge", self, o)
+    __and__ = _operator("bitwise_and")
+    __rand__ = _operator("bitwise_and", reflected=True)
+    __or__ = _operator("bitwise_or")
+    __ror__ = _operator("bitwise_or", reflected=True)
+    __xor__ = _operator("bitwise_xor")
+    __rxor__ = _operator("bitwise_xor", reflected=True)
+    __eq__ = _operator("eq")
+    __ne__ = _operator("ne")
+    __lt__ = _operator("lt")
+    __le__ = _operator("le")
+    __gt__ = _operator("gt")
+    __ge__ = _operator("ge")
     __hash__ = object.__hash__
+
+
+_new = object.__new__
+
+
+def _new_tensor(data, inference: bool) -> Tensor:
+    """``Tensor(data)`` for the op dispatcher, which has read the thread state already
+    (``inference``: made in inference mode); not while tracing (the tracer must see every
+    new tensor).  Field for field what `Tensor.__init__` sets."""
+    t = _new(Tensor)
+    t._data = data
+    t._requires_grad = False
+    t._grad = None
+    t.grad_fn = None
+    t._out_index = 0
+    t._base = None
+    t._view_ops = ()
+    t._vc = [0]
+    t._views = None
+    t._accumulator = None
+    t._retains_grad = False
+    if inference:
+        t._inference = True
+    return t
 
 
 def _float_formatter(data: np.ndarray):
@@ -632,24 +725,42 @@ def _wrap_like(value, like: Tensor) -> Tensor:
     return Tensor(np.asarray(value, dtype=like.dtype.numpy))
 
 
+_OPERANDS = (Tensor, bool, int, float, complex)   # what operators pass on unchanged
+
+
 def _operand(a):
     """An operator's operand as a Tensor or Python number; NotImplemented for anything else."""
-    if isinstance(a, (Tensor, bool, int, float)):
+    if isinstance(a, (Tensor, bool, int, float, complex)):
         return a
     if isinstance(a, np.ndarray):
         return Tensor(a)
-    if isinstance(a, np.generic) and a.dtype.kind in "biuf":
+    if isinstance(a, np.generic) and a.dtype.kind in "biufc":
         return a.item()   # NumPy scalars act as Python scalars, as in torch
     return NotImplemented
 
 
+_EAGER = None   # tracegrad._dispatch.EAGER, bound on first use (_dispatch imports this module)
+
+
+def _eager():
+    global _EAGER
+    from ._dispatch import EAGER
+    _EAGER = EAGER
+    return EAGER
+
+
 def _call(name, *args):
     """A Python operator: Tensor op Tensor/number, else NotImplemented (Python's TypeError)."""
-    from ._dispatch import EAGER
+    eager = _EAGER or _eager()
+    for a in args:   # the common case: tensors and Python numbers, passed on as they are
+        if not isinstance(a, (Tensor, bool, int, float)):
+            break
+    else:
+        return eager.call(name, *args)
     args = tuple(_operand(a) for a in args)
     if any(a is NotImplemented for a in args):
         return NotImplemented
-    return EAGER.call(name, *args)
+    return eager.call(name, *args)
 
 
 def _add_registry_methods() -> None:
@@ -662,8 +773,7 @@ def _add_registry_methods() -> None:
 
 
 def _call_kw(name, *args, **kwargs):
-    from ._dispatch import EAGER
-    return EAGER.call(name, *args, **kwargs)
+    return (_EAGER or _eager()).call(name, *args, **kwargs)
 
 
 class Parameter(Tensor):
@@ -679,3 +789,7 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+
+# exact types an operator passes on without `_operand` (other operands take the slow path)
+_PLAIN_OPERANDS = frozenset({Tensor, Parameter, bool, int, float, complex})

@@ -1,3 +1,3 @@
 """Importing this package registers every op family in the registry."""
-from . import (binary, conv, index, linalg, nn, random, reduce, scatter,  # noqa: F401
+from . import (binary, complex, conv, index, linalg, nn, random, reduce, scatter,  # noqa: F401
                shape, sort, special, unary)

@@ -79,3 +79,51 @@ def as_shape(name: str, shape) -> tuple[int, ...]:
     except TypeError:
         raise TypeError(f"{name}: expected a shape (sequence of ints), got {shape!r}") from None
     return out
+
+
+# ---- complex: torch's conjugate Wirtinger convention ---------------------------------------
+# For a holomorphic op y = f(z) torch's gradient is ct * conj(f'(z)) (the gradient of a
+# real loss L is dL/dx + i dL/dy, so |z|^2 has gradient 2z); for real dtypes conj is the
+# identity and these emit nothing extra.
+def conj_if_complex(b, v):
+    """conj(v) for a complex value, `v` itself for a real one."""
+    return b.conj(v) if v.dtype.is_complex else v
+
+
+def mul_conj(b, ct, d):
+    """ct * conj(d): the cotangent times the conjugate of a derivative."""
+    return b.mul(ct, conj_if_complex(b, d))
+
+
+def div_conj(b, ct, d):
+    """ct / conj(d)."""
+    return b.div(ct, conj_if_complex(b, d))
+
+
+# ---- JVP rules (forward-mode AD; see tracegrad/autograd/forward_ad.py) -----------------------
+def tangent_sum(b, *terms):
+    """The sum of the tangent terms that are not None (None when all are)."""
+    out = None
+    for t in terms:
+        if t is not None:
+            out = t if out is None else b.add(out, t)
+    return out
+
+
+def tmul(b, t, d):
+    """t * d, or None when the tangent `t` is None."""
+    return None if t is None else b.mul(t, d)
+
+
+def bilinear_jvp(name: str):
+    """JVP of an op linear in each of its two operands (matmul, conv): op(tx, y) + op(x, ty)."""
+    from ..registry import get
+
+    def jvp(b, t, x, y, out, **attrs):
+        op = get(name)
+
+        def app(u, v):
+            return b.apply(op, [u, v], dict(attrs), (out.type,), [u.type, v.type])[0]
+        return tangent_sum(b, None if t[0] is None else app(t[0], y),
+                           None if t[1] is None else app(x, t[1]))
+    return jvp

@@ -6,16 +6,19 @@ import numpy as np
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError
-from ..registry import CHEAP, ELEMENTWISE, INTERNAL, NONDIFF, PROMOTE, TO_FLOAT, defop
-from ._common import broadcast_infer, require_float
+from ..registry import CHEAP, COMPLEX, ELEMENTWISE, INTERNAL, NONDIFF, PROMOTE, TO_FLOAT, defop
+from ._common import broadcast_infer, div_conj, mul_conj, require_float
+from ._common import tangent_sum, tmul
+from ..registry import LINEAR
 from .unary import check_operand, require_integral, scalar
 
 EW = ELEMENTWISE | CHEAP | PROMOTE
+CEW = EW | COMPLEX   # also for complex64/complex128 (VJPs conjugate, torch's convention)
 
 
-def _binary(name, kernel, vjp, flags=EW, ref=None, infer=None):
+def _binary(name, kernel, vjp, flags=EW, ref=None, infer=None, jvp=None):
     return defop(name, "input, other", infer=infer or broadcast_infer(name), kernel=kernel,
-                 vjp=vjp, flags=flags, ref=ref or f"torch.{name}")
+                 vjp=vjp, flags=flags, ref=ref or f"torch.{name}", jvp=jvp)
 
 
 def _checked(check, name, out_dtype=None):
@@ -36,26 +39,36 @@ def _no_bool(name, t):
 
 # The autodiff pass reduces each cotangent to its input's shape (sum over
 # broadcast dims), so rules here are written at the broadcast output shape.
-_binary("add", lambda xp, x, y: xp.add(x, y), lambda b, ct, x, y, out: [ct, ct])
-_binary("sub", lambda xp, x, y: xp.subtract(x, y), lambda b, ct, x, y, out: [ct, b.neg(ct)])
+_binary("add", lambda xp, x, y: xp.add(x, y), lambda b, ct, x, y, out: [ct, ct], flags=CEW,
+        jvp=LINEAR)
+_binary("sub", lambda xp, x, y: xp.subtract(x, y), lambda b, ct, x, y, out: [ct, b.neg(ct)],
+        flags=CEW, jvp=LINEAR)
 # rsub(x, y) = y - x: lets rules write "1 - x" without a constant tensor.
-_binary("rsub", lambda xp, x, y: xp.subtract(y, x), lambda b, ct, x, y, out: [b.neg(ct), ct])
+_binary("rsub", lambda xp, x, y: xp.subtract(y, x), lambda b, ct, x, y, out: [b.neg(ct), ct],
+        flags=CEW, jvp=LINEAR)
 _binary("mul", lambda xp, x, y: xp.multiply(x, y),
-        lambda b, ct, x, y, out: [b.mul(ct, y), b.mul(ct, x)])
+        lambda b, ct, x, y, out: [mul_conj(b, ct, y), mul_conj(b, ct, x)], flags=CEW,
+        jvp=lambda b, t, x, y, out: tangent_sum(b, tmul(b, t[0], y), tmul(b, t[1], x)))
 _binary("div", lambda xp, x, y: xp.true_divide(x, y),
-        lambda b, ct, x, y, out: [b.div(ct, y), b.neg(b.div(b.mul(ct, out), y))],
-        flags=EW | TO_FLOAT)
+        lambda b, ct, x, y, out: [div_conj(b, ct, y), b.neg(div_conj(b, mul_conj(b, ct, out), y))],
+        flags=CEW | TO_FLOAT,
+        jvp=lambda b, t, x, y, out: b.div(tangent_sum(b, t[0], tmul(b, t[1], b.neg(out))), y))
 
 
 def _pow_vjp(b, ct, x, y, out):
     # d/dx x**y = y * x**(y-1), 0 where y == 0 (torch; else 0 * 0**-1 = nan at x == 0);
-    # d/dy x**y = x**y * log(x)  (torch: 0 where x == 0 and y >= 0)
-    dx = b.mul(ct, b.where(b.eq(y, 0.0), 0.0, b.mul(y, b.pow(x, b.sub(y, 1.0)))))
-    dy = b.mul(ct, b.where(b.logical_and(b.eq(x, 0.0), b.ge(y, 0.0)), 0.0, b.mul(out, b.log(x))))
+    # d/dy x**y = x**y * log(x)  (torch: 0 where x == 0 and y >= 0; complex y: y real and >= 0)
+    if y.dtype.is_complex:
+        y_nonneg = b.logical_and(b.eq(b.imag(y), 0.0), b.ge(b.real(y), 0.0))
+    else:
+        y_nonneg = b.ge(y, 0.0)
+    dx = mul_conj(b, ct, b.where(b.eq(y, 0.0), 0.0, b.mul(y, b.pow(x, b.sub(y, 1.0)))))
+    dy = mul_conj(b, ct, b.where(b.logical_and(b.eq(x, 0.0), y_nonneg), 0.0,
+                                 b.mul(out, b.log(x))))
     return [dx, dy]
 
 
-_binary("pow", lambda xp, x, y: xp.power(x, y), _pow_vjp)
+_binary("pow", lambda xp, x, y: xp.power(x, y), _pow_vjp, flags=CEW)
 
 
 def _minmax_vjp(strict_cmp):
@@ -72,16 +85,17 @@ def _minmax_vjp(strict_cmp):
 _binary("maximum", lambda xp, x, y: xp.maximum(x, y), _minmax_vjp(lambda b, p, q: b.gt(p, q)))
 _binary("minimum", lambda xp, x, y: xp.minimum(x, y), _minmax_vjp(lambda b, p, q: b.lt(p, q)))
 
+# eq / ne compare complex numbers too; lt ... ge do not (no order), as torch
 for _name, _fn in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
                    ("gt", "greater"), ("ge", "greater_equal")):
     defop(_name, "input, other", infer=broadcast_infer(_name, out_dtype=T.bool_), vjp=NONDIFF,
-          kernel=(lambda f: lambda xp, x, y: getattr(xp, f)(x, y))(_fn), flags=EW,
-          ref=f"torch.{_name}")
+          kernel=(lambda f: lambda xp, x, y: getattr(xp, f)(x, y))(_fn),
+          flags=CEW if _name in ("eq", "ne") else EW, ref=f"torch.{_name}")
 
 # logical ops take any dtypes (promoted to one, then tested against 0); bitwise ops integer/bool
 for _name in ("logical_and", "logical_or", "logical_xor"):
     defop(_name, "input, other", infer=broadcast_infer(_name, out_dtype=T.bool_), vjp=NONDIFF,
-          kernel=(lambda f: lambda xp, x, y: getattr(xp, f)(x, y))(_name), flags=EW,
+          kernel=(lambda f: lambda xp, x, y: getattr(xp, f)(x, y))(_name), flags=CEW,
           ref=f"torch.{_name}")
 
 for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
@@ -98,10 +112,10 @@ def _where_infer(types, **_):
     return broadcast_infer("where")([T.TensorType(cond.shape, x.dtype), x, y])
 
 
-defop("where", "condition, input, other", infer=_where_infer, flags=EW,
+defop("where", "condition, input, other", infer=_where_infer, flags=CEW,
       promote_inputs=(1, 2), ref="torch.where",
       kernel=lambda xp, c, x, y: xp.where(c, x, y),
-      vjp=lambda b, ct, c, x, y, out: [None, b.where(c, ct, 0.0), b.where(c, 0.0, ct)])
+      vjp=lambda b, ct, c, x, y, out: [None, b.where(c, ct, 0.0), b.where(c, 0.0, ct)], jvp=LINEAR)
 
 
 # ---- more elementwise binary ops ----------------------------------------------------------------

@@ -22,6 +22,7 @@ from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
 from ..registry import INTERNAL, REQUIRED, defop
+from ._common import bilinear_jvp
 
 
 def _dilated(size: int, factor: int) -> int:
@@ -164,7 +165,8 @@ defop("conv", "input, weight",
       attrs=(("stride", REQUIRED), ("padding", REQUIRED), ("dilation", REQUIRED),
              ("lhs_dilation", REQUIRED), ("groups", 1)),
       infer=_conv_infer, kernel=_conv_numpy, kernels={"jax": _conv_jax}, vjp=_conv_vjp,
-      flags=INTERNAL, ref="jax.lax.conv_general_dilated (NCHW, OIHW); torch.convolution")
+      flags=INTERNAL, ref="jax.lax.conv_general_dilated (NCHW, OIHW); torch.convolution",
+      jvp=bilinear_jvp("conv"))
 
 
 # ---- max_pool -------------------------------------------------------------------------------

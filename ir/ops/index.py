@@ -13,8 +13,9 @@ import numpy as np
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
-from ..registry import INTERNAL, REQUIRED, defop
+from ..registry import COMPLEX, INTERNAL, REQUIRED, defop
 from ._common import norm_dim
+from ..registry import LINEAR
 
 
 def write_at(xp, x, key, values, accumulate=False):
@@ -75,15 +76,15 @@ defop("index_take", "input, index", attrs=(("dim", 0),),
       canon=lambda types, *, dim: {"dim": norm_dim("index_take", dim, types[0].ndim)},
       infer=_take_infer, ref="torch.index_select / x[idx] (numpy.take)",
       kernel=lambda xp, x, idx, *, dim: xp.take(x, idx, axis=dim),
-      vjp=_take_vjp, flags=INTERNAL)
+      vjp=_take_vjp, flags=INTERNAL | COMPLEX, jvp=LINEAR)
 
 
 defop("index_take_backward", "grad, index", attrs=(("shape", None), ("dim", 0)),
       infer=lambda types, *, shape, dim: T.TensorType(tuple(shape), types[0].dtype),
       kernel=lambda xp, ct, idx, *, shape, dim: write_at(   # duplicate indices accumulate
           xp, xp.zeros(shape, dtype=ct.dtype), (slice(None),) * dim + (idx,), ct, True),
-      flags=INTERNAL, ref="torch index_select_backward (index_add into zeros)",
-      vjp=lambda b, ct, g, idx, out, *, shape, dim: [b.index_take(ct, idx, dim), None])
+      flags=INTERNAL | COMPLEX, ref="torch index_select_backward (index_add into zeros)",
+      vjp=lambda b, ct, g, idx, out, *, shape, dim: [b.index_take(ct, idx, dim), None], jvp=LINEAR)
 
 
 # ---- index_put -------------------------------------------------------------------------
@@ -108,9 +109,10 @@ def _put_vjp(b, ct, x, idx, values, out, *, dim, accumulate):
 defop("index_put", "input, index, values", attrs=(("dim", 0), ("accumulate", False)),
       canon=lambda types, *, dim, accumulate: {"dim": norm_dim("index_put", dim, types[0].ndim),
                                                "accumulate": bool(accumulate)},
-      infer=_put_infer, flags=INTERNAL, vjp=_put_vjp, ref="torch.index_put (one index, one dim)",
+      infer=_put_infer, flags=INTERNAL | COMPLEX, vjp=_put_vjp,
+      ref="torch.index_put (one index, one dim)",
       kernel=lambda xp, x, idx, v, *, dim, accumulate: write_at(
-          xp, x, (slice(None),) * dim + (idx,), v, accumulate))
+          xp, x, (slice(None),) * dim + (idx,), v, accumulate), jvp=LINEAR)
 
 
 # ---- index_select / index_add ------------------------------------------------------------
@@ -139,7 +141,7 @@ def _index_select(ops, x, dim, index):
 
 
 defop("index_select", "input", attrs=(("dim", REQUIRED), ("index", REQUIRED)),
-      decomp=_index_select, ref="torch.index_select")
+      decomp=_index_select, ref="torch.index_select", flags=COMPLEX)
 
 
 def _index_add(ops, x, dim, index, source, alpha=1):
@@ -166,7 +168,7 @@ def _index_add(ops, x, dim, index, source, alpha=1):
 
 defop("index_add", "input", attrs=(("dim", REQUIRED), ("index", REQUIRED),
                                    ("source", REQUIRED), ("alpha", 1)),
-      decomp=_index_add, ref="torch.index_add")
+      decomp=_index_add, ref="torch.index_add", flags=COMPLEX)
 
 
 # ---- masked_fill -----------------------------------------------------------------------
@@ -182,7 +184,7 @@ def _masked_fill(ops, x, mask, value):
                 f"{ops.type_of(value)}"))
         if value.dtype is not x.dtype:
             value = ops.convert(value, x.dtype)
-    elif isinstance(value, (bool, int, float, np.number, np.bool_)):
+    elif isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
         value = ops.full((), value, x.dtype)   # the input's dtype, as torch (2.7 -> 2 for ints)
     else:
         raise located(ops, TypeError(f"masked_fill(): value must be a number or a 0-d tensor, "
@@ -194,4 +196,4 @@ def _masked_fill(ops, x, mask, value):
 
 
 defop("masked_fill", "input, mask", attrs=(("value", None),), decomp=_masked_fill,
-      ref="torch.masked_fill")
+      ref="torch.masked_fill", flags=COMPLEX)

@@ -17,8 +17,9 @@ import numpy as np
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, LinAlgError, ShapeError
-from ..registry import INTERNAL, REQUIRED, defop
-from ._common import fmt_types, norm_dim, norm_dims, reduce_shape
+from ..registry import COMPLEX, INTERNAL, REQUIRED, defop
+from ._common import conj_if_complex, fmt_types, norm_dim, norm_dims, reduce_shape
+from ._common import bilinear_jvp
 
 
 def _bmm_infer(types, **_):
@@ -43,15 +44,30 @@ def _mT(b, x):
 
 
 def _bmm_kernel(xp, a, b):
-    out = xp.matmul(a, b)   # NumPy's bfloat16 matmul (ml_dtypes) returns float32
+    if xp is np and b.ndim == 2 and a.ndim > 2:
+        # one 2-D GEMM instead of NumPy's loop of one BLAS call per batch matrix
+        out = xp.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[-1:])
+    else:
+        out = xp.matmul(a, b)
+    # NumPy's bfloat16 matmul (ml_dtypes) returns float32
     return out if out.dtype == a.dtype else out.astype(a.dtype)
 
 
-# dA = ct @ B^T, dB = A^T @ ct; the autodiff pass sums broadcast batch dims away.
-defop("batched_matmul", "input, other", infer=_bmm_infer, flags=INTERNAL,
-      kernel=_bmm_kernel, ref="torch.matmul (both operands >= 2-D)",
-      vjp=lambda b, ct, x, y, out: [b.batched_matmul(ct, _mT(b, y)),
-                                    b.batched_matmul(_mT(b, x), ct)])
+def _bmm_vjp(b, ct, x, y, out):
+    """dA = ct @ B^H, dB = A^H @ ct (^H: conjugate transpose; plain transpose for real dtypes);
+    the autodiff pass sums broadcast batch dims away. A 2-D B shared by a batch of A (a linear
+    layer) gets dB as one GEMM over the flattened batch, not a batch of products then a sum."""
+    dx = b.batched_matmul(ct, conj_if_complex(b, _mT(b, y)))
+    if len(y.shape) == 2 and len(x.shape) > 2:
+        k, n = y.shape
+        x2, ct2 = b.reshape(x, (-1, k)), b.reshape(ct, (-1, n))
+        return [dx, b.batched_matmul(conj_if_complex(b, _mT(b, x2)), ct2)]
+    return [dx, b.batched_matmul(conj_if_complex(b, _mT(b, x)), ct)]
+
+
+defop("batched_matmul", "input, other", infer=_bmm_infer, flags=INTERNAL | COMPLEX,
+      kernel=_bmm_kernel, ref="torch.matmul (both operands >= 2-D)", vjp=_bmm_vjp,
+      jvp=bilinear_jvp("batched_matmul"))
 
 
 def _matmul(ops, a, b):
@@ -74,7 +90,7 @@ def _matmul(ops, a, b):
     return out
 
 
-defop("matmul", "input, other", decomp=_matmul, ref="torch.matmul")
+defop("matmul", "input, other", decomp=_matmul, ref="torch.matmul", flags=COMPLEX)
 
 
 # ---- helpers: errors in decompositions, and small matrices built from IR ops ----------------
@@ -215,11 +231,24 @@ def _outer_decomp(ops, input, vec2):
     return ops.mul(ops.unsqueeze(input, 1), vec2)   # promotes as torch.outer does
 
 
-defop("mm", "input, mat2", decomp=_mm_decomp, ref="torch.mm")
-defop("bmm", "input, mat2", decomp=_bmm_decomp, ref="torch.bmm")
-defop("mv", "input, vec", decomp=_mv_decomp, ref="torch.mv")
-defop("dot", "input, tensor", decomp=_dot_decomp, ref="torch.dot")
-defop("outer", "input, vec2", decomp=_outer_decomp, ref="torch.outer")
+def _vdot_decomp(ops, input, other):
+    _need_tensors(ops, "vdot", input=input, other=other)
+    if len(input.shape) != 1 or len(other.shape) != 1:
+        raise _fail(ops, ShapeError(f"vdot: 1D tensors expected, but got {len(input.shape)}D and "
+                                    f"{len(other.shape)}D tensors ({_ty(input)}, {_ty(other)})"))
+    _same_dtype(ops, "vdot", input, other, "expected both vectors to have same dtype")
+    conj = ops.conj(input) if input.dtype.is_complex else input
+    return _dot_decomp(ops, conj, other)
+
+
+# dot does not conjugate (sum x * y, also for complex); vdot conjugates its first argument
+defop("mm", "input, mat2", decomp=_mm_decomp, ref="torch.mm", flags=COMPLEX)
+defop("bmm", "input, mat2", decomp=_bmm_decomp, ref="torch.bmm", flags=COMPLEX)
+defop("mv", "input, vec", decomp=_mv_decomp, ref="torch.mv", flags=COMPLEX)
+defop("dot", "input, tensor", decomp=_dot_decomp, ref="torch.dot", flags=COMPLEX)
+defop("vdot", "input, other", decomp=_vdot_decomp, ref="torch.vdot (sum conj(x) * y)",
+      flags=COMPLEX)
+defop("outer", "input, vec2", decomp=_outer_decomp, ref="torch.outer", flags=COMPLEX)
 
 
 # ---- tensordot --------------------------------------------------------------------------------
@@ -276,7 +305,8 @@ def _tensordot(ops, a, b, dims=2):
                        tuple(a.shape[i] for i in free_a) + tuple(b.shape[j] for j in free_b))
 
 
-defop("tensordot", "a, b", attrs=(("dims", 2),), decomp=_tensordot, ref="torch.tensordot")
+defop("tensordot", "a, b", attrs=(("dims", 2),), decomp=_tensordot, ref="torch.tensordot",
+      flags=COMPLEX)
 
 
 # ---- einsum: labels -> diagonals, early sums, then pairwise batched matmuls ------------------
@@ -426,7 +456,8 @@ def _einsum(ops, *operands, equation):
 
 # torch.einsum(equation, *operands) takes the equation first; tracegrad/linalg.py's `einsum`
 # gives that signature (this op is INTERNAL: a variadic registry op takes its list first).
-defop("einsum", "*operands", attrs=(("equation", REQUIRED),), decomp=_einsum, flags=INTERNAL,
+defop("einsum", "*operands", attrs=(("equation", REQUIRED),), decomp=_einsum,
+      flags=INTERNAL | COMPLEX,
       ref="torch.einsum (contracted left to right)")
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import INTERNAL, REQUIRED, defop
+from ..registry import COMPLEX, INTERNAL, REQUIRED, defop
 from ._common import norm_dim, require_float
 from .conv import _fail, _ttype
 
@@ -44,12 +44,14 @@ def _log_softmax_kernel(xp, x, *, dim):
 defop("softmax", "input", attrs=(("dim", -1),), canon=_canon_dim("softmax"),
       infer=_float_infer("softmax"), kernel=_softmax_kernel, ref="torch.softmax",
       vjp=lambda b, ct, x, out, *, dim: [
-          b.mul(out, b.sub(ct, b.sum(b.mul(ct, out), (dim,), True)))])
+          b.mul(out, b.sub(ct, b.sum(b.mul(ct, out), (dim,), True)))],
+          jvp=lambda b, t, x, out, *, dim: b.mul(out, b.sub(t, b.sum(b.mul(t, out), (dim,), True))))
 
 defop("log_softmax", "input", attrs=(("dim", -1),), canon=_canon_dim("log_softmax"),
       infer=_float_infer("log_softmax"), kernel=_log_softmax_kernel, ref="torch.log_softmax",
       vjp=lambda b, ct, x, out, *, dim: [
-          b.sub(ct, b.mul(b.exp(out), b.sum(ct, (dim,), True)))])
+          b.sub(ct, b.mul(b.exp(out), b.sum(ct, (dim,), True)))],
+          jvp=lambda b, t, x, out, *, dim: b.sub(t, b.sum(b.mul(b.exp(out), t), (dim,), True)))
 
 
 # ---- shared checks ----------------------------------------------------------------------------
@@ -602,7 +604,7 @@ def _linear(ops, input, weight, bias=None):
 
 
 defop("linear", "input, weight", attrs=(("bias", None),), decomp=_linear,
-      ref="torch.nn.functional.linear")
+      ref="torch.nn.functional.linear", flags=COMPLEX)
 
 
 def _embedding_infer(types, *, padding_idx):

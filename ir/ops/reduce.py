@@ -13,9 +13,11 @@ import math
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
-from ..registry import CHEAP, INTERNAL, NONDIFF, REDUCTION, REQUIRED, TO_FLOAT, defop
-from ._common import (canon_reduce, fmt_types, norm_dim, norm_dims, reduce_shape,
-                      require_float)
+from ..registry import (CHEAP, COMPLEX, INTERNAL, NONDIFF, REDUCTION, REQUIRED, TO_FLOAT,
+                        defop)
+from ..registry import LINEAR
+from ._common import (canon_reduce, conj_if_complex, fmt_types, mul_conj, norm_dim, norm_dims,
+                      reduce_shape, require_float)
 from .sort import RETURN_TYPES, scatter_values
 
 RED = REDUCTION | CHEAP
@@ -25,7 +27,7 @@ def _accumulate_dtype(t: T.TensorType, dtype=None) -> T.DType:
     """torch.sum/prod/cumsum: bool and integer inputs accumulate in int64, or in `dtype`."""
     if dtype is not None:
         return dtype
-    return t.dtype if t.dtype.is_floating_point else T.int64
+    return t.dtype if t.dtype.is_differentiable else T.int64
 
 
 def _sum_infer(types, *, dim, keepdim):
@@ -46,7 +48,7 @@ def _unreduce(b, ct, x, dim, keepdim):
 def _np_dtype(x, dtype):
     if dtype is not None:
         return dtype.numpy
-    return x.dtype if x.dtype.kind == "f" or x.dtype.name == "bfloat16" else "int64"
+    return x.dtype if x.dtype.kind in "fc" or x.dtype.name == "bfloat16" else "int64"
 
 
 def _sum_kernel(xp, x, *, dim, keepdim):
@@ -54,8 +56,8 @@ def _sum_kernel(xp, x, *, dim, keepdim):
 
 
 defop("sum", "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce("sum"),
-      infer=_sum_infer, kernel=_sum_kernel, flags=RED, ref="torch.sum",
-      vjp=lambda b, ct, x, out, *, dim, keepdim: [_unreduce(b, ct, x, dim, keepdim)])
+      infer=_sum_infer, kernel=_sum_kernel, flags=RED | COMPLEX, ref="torch.sum",
+      vjp=lambda b, ct, x, out, *, dim, keepdim: [_unreduce(b, ct, x, dim, keepdim)], jvp=LINEAR)
 
 
 # ---- prod ---------------------------------------------------------------------
@@ -79,12 +81,12 @@ def _prod_vjp(b, ct, x, out, *, dim, keepdim, dtype):
     others = b.reshape(b.mul(left, right), xt.shape)
     if xt is not x:
         others = b.permute(others, tuple(perm.index(d) for d in range(nd)))
-    return [b.mul(_unreduce(b, ct, x, dim, keepdim), others)]
+    return [mul_conj(b, _unreduce(b, ct, x, dim, keepdim), others)]
 
 
 # dim: an int as torch (a tuple also works); dtype: accumulate in it (ints default to int64).
 defop("prod", "input", attrs=(("dim", None), ("keepdim", False), ("dtype", None)),
-      canon=_canon_prod, flags=RED, ref="torch.prod",
+      canon=_canon_prod, flags=RED | COMPLEX, ref="torch.prod",
       infer=lambda types, *, dim, keepdim, dtype: T.TensorType(
           reduce_shape(types[0].shape, dim, keepdim), _accumulate_dtype(types[0], dtype)),
       kernel=lambda xp, x, *, dim, keepdim, dtype: xp.prod(
@@ -447,19 +449,20 @@ def _cumprod_vjp(b, ct, x, out, *, dim, dtype):
     # g_i = prod_{l<i} x_l * h_i with h_i = sum_{j>=i} ct_j prod_{i<l<=j} x_l, i.e. the reverse
     # recurrence h_i = ct_i + x_{i+1} h_{i+1}: no division, so exact at zeros (and in its
     # own derivative), as torch's
+    # (complex: the conjugated products, torch's convention)
     if not x.shape:
         return [ct]
-    xc = x if x.dtype is ct.dtype else b.convert(x, ct.dtype)
+    xc = conj_if_complex(b, x if x.dtype is ct.dtype else b.convert(x, ct.dtype))
     return [b.mul(_exclusive_cumprod(b, xc, dim), b.linear_scan(xc, ct, dim, True))]
 
 
-_SCAN = dict(attrs=(("dim", REQUIRED), ("dtype", None)), flags=CHEAP,
+_SCAN = dict(attrs=(("dim", REQUIRED), ("dtype", None)), flags=CHEAP | COMPLEX,
              infer=lambda types, *, dim, dtype: T.TensorType(
                  types[0].shape, _accumulate_dtype(types[0], dtype)))
 
 defop("cumsum", "input", canon=_canon_scan("cumsum"), kernel=_scan_kernel("cumsum"),
       vjp=lambda b, ct, x, out, *, dim, dtype: [_reverse_cumsum(b, ct, dim)],
-      ref="torch.cumsum", **_SCAN)
+      ref="torch.cumsum", **_SCAN, jvp=LINEAR)
 defop("cumprod", "input", canon=_canon_scan("cumprod"), kernel=_scan_kernel("cumprod"),
       vjp=_cumprod_vjp, ref="torch.cumprod", **_SCAN)
 
@@ -495,15 +498,18 @@ def _linear_scan_jax(xp, a, x, *, dim, reverse):
 
 
 def _linear_scan_vjp(b, ct, a, x, h, *, dim, reverse):
-    lam = b.linear_scan(a, ct, dim, not reverse)   # the adjoint recurrence, same coefficients
+    # the adjoint recurrence, same coefficients (conjugated for complex, torch's convention)
+    lam = b.linear_scan(conj_if_complex(b, a), ct, dim, not reverse)
     # forward: h_i = x_i + a_i h_{i-1} -> lam_i h_{i-1};  reverse: h_{i-1} = .. + a_i h_i
-    da = b.mul(_shift(b, lam, dim, 0.0), h) if reverse else b.mul(lam, _shift(b, h, dim, 0.0))
+    da = (mul_conj(b, _shift(b, lam, dim, 0.0), h) if reverse
+          else mul_conj(b, lam, _shift(b, h, dim, 0.0)))
     return [da, lam]
 
 
 # cumprod's exact gradient (torch's is exact at zeros); a sequential loop on NumPy,
 # lax.associative_scan on jax.
-defop("linear_scan", "coeff, input", attrs=(("dim", 0), ("reverse", False)), flags=INTERNAL,
+defop("linear_scan", "coeff, input", attrs=(("dim", 0), ("reverse", False)),
+      flags=INTERNAL | COMPLEX,
       canon=lambda types, *, dim, reverse: {"dim": norm_dim("linear_scan", dim, types[1].ndim),
                                             "reverse": bool(reverse)},
       infer=_linear_scan_infer, kernel=_linear_scan_np, kernels={"jax": _linear_scan_jax},
@@ -512,7 +518,7 @@ defop("linear_scan", "coeff, input", attrs=(("dim", 0), ("reverse", False)), fla
 
 # ---- composites -------------------------------------------------------------------
 def _mean(ops, x, dim=None, keepdim=False):
-    if not x.dtype.is_floating_point:
+    if not x.dtype.is_differentiable:
         raise DTypeError("mean(): could not infer output dtype. Input dtype must be a "
                          f"floating point dtype, got {x.dtype.name} (use .float() first)")
     dims = canon_reduce("mean")([T.TensorType(tuple(x.shape), x.dtype)], dim=dim)["dim"]
@@ -522,7 +528,7 @@ def _mean(ops, x, dim=None, keepdim=False):
     return ops.div(ops.sum(x, dims, keepdim), float(n))
 
 
-defop("mean", "input", attrs=(("dim", None), ("keepdim", False)), decomp=_mean,
+defop("mean", "input", attrs=(("dim", None), ("keepdim", False)), decomp=_mean, flags=COMPLEX,
       ref="torch.mean")
 
 
@@ -539,5 +545,5 @@ def _sum_to_size(ops, x, size):
     return ops.reshape(out, size)
 
 
-defop("sum_to_size", "input", attrs=(("size", None),), decomp=_sum_to_size,
+defop("sum_to_size", "input", attrs=(("size", None),), decomp=_sum_to_size, flags=COMPLEX,
       ref="torch.Tensor.sum_to_size")

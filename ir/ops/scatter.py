@@ -13,8 +13,9 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import INTERNAL, REQUIRED, defop
+from ..registry import COMPLEX, INTERNAL, REQUIRED, defop
 from ._common import norm_dim
+from ..registry import LINEAR
 from .index import check_bounds, located, require_index, write_at
 
 
@@ -70,9 +71,9 @@ def _take_vjp(b, ct, x, idx, out, *, dim):
 
 
 defop("take_along_axis", "input, index", attrs=(("dim", REQUIRED),),
-      canon=_canon_dim("take_along_axis"), infer=_take_infer, flags=INTERNAL,
+      canon=_canon_dim("take_along_axis"), infer=_take_infer, flags=INTERNAL | COMPLEX,
       ref="torch.gather", vjp=_take_vjp,
-      kernel=lambda xp, x, idx, *, dim: x[_key(xp, idx, dim)])
+      kernel=lambda xp, x, idx, *, dim: x[_key(xp, idx, dim)], jvp=LINEAR)
 
 
 def _put_infer(types, *, dim, accumulate):
@@ -94,10 +95,11 @@ def _put_vjp(b, ct, x, idx, src, out, *, dim, accumulate):
 
 
 defop("put_along_axis", "input, index, src", attrs=(("dim", REQUIRED), ("accumulate", False)),
-      canon=_canon_dim("put_along_axis"), infer=_put_infer, flags=INTERNAL, vjp=_put_vjp,
+      canon=_canon_dim("put_along_axis"), infer=_put_infer, flags=INTERNAL | COMPLEX,
+      vjp=_put_vjp,
       ref="torch.scatter / torch.scatter_add",
       kernel=lambda xp, x, idx, src, *, dim, accumulate: write_at(
-          xp, x, _key(xp, idx, dim), _region(src, idx.shape, -1), accumulate))
+          xp, x, _key(xp, idx, dim), _region(src, idx.shape, -1), accumulate), jvp=LINEAR)
 
 
 # ---- the torch ops -----------------------------------------------------------------------
@@ -120,7 +122,7 @@ def _gather(ops, x, dim, index, sparse_grad=False):
 
 
 defop("gather", "input", attrs=(("dim", REQUIRED), ("index", REQUIRED), ("sparse_grad", False)),
-      decomp=_gather, ref="torch.gather")
+      decomp=_gather, ref="torch.gather", flags=COMPLEX)
 
 
 def _scatter_common(ops, name, x, dim, index, src, accumulate):
@@ -144,7 +146,7 @@ def _scatter(ops, x, dim, index, src=None, value=None, reduce=None):
         raise located(ops, TypeError("scatter(): give exactly one of src (a tensor) and value "
                                      "(a number)"))
     src = value if src is None else src
-    if not ops.is_operand(src) and not isinstance(src, (bool, int, float, np.number)):
+    if not ops.is_operand(src) and not isinstance(src, (bool, int, float, complex, np.number)):
         raise located(ops, TypeError(f"scatter(): src must be a tensor or a number, got "
                                      f"{type(src).__name__}"))
     return _scatter_common(ops, "scatter", x, dim, index, src, False)
@@ -152,7 +154,7 @@ def _scatter(ops, x, dim, index, src=None, value=None, reduce=None):
 
 defop("scatter", "input", attrs=(("dim", REQUIRED), ("index", REQUIRED), ("src", None),
                                  ("value", None), ("reduce", None)),
-      decomp=_scatter, ref="torch.scatter (src or value; no reduce)")
+      decomp=_scatter, ref="torch.scatter (src or value; no reduce)", flags=COMPLEX)
 
 
 def _scatter_add(ops, x, dim, index, src):
@@ -163,7 +165,7 @@ def _scatter_add(ops, x, dim, index, src):
 
 
 defop("scatter_add", "input", attrs=(("dim", REQUIRED), ("index", REQUIRED), ("src", REQUIRED)),
-      decomp=_scatter_add, ref="torch.scatter_add")
+      decomp=_scatter_add, ref="torch.scatter_add", flags=COMPLEX)
 
 
 def _take_along_dim(ops, x, indices, dim=None):
@@ -197,4 +199,4 @@ def _take_along_dim(ops, x, indices, dim=None):
 
 
 defop("take_along_dim", "input, indices", attrs=(("dim", None),), decomp=_take_along_dim,
-      ref="torch.take_along_dim")
+      ref="torch.take_along_dim", flags=COMPLEX)

@@ -7,11 +7,12 @@ import operator
 
 from .. import types as T
 from ..errors import ShapeError
-from ..registry import CHEAP, CREATION, INTERNAL, PROMOTE, REQUIRED, VIEW, defop
+from ..registry import CHEAP, COMPLEX, CREATION, INTERNAL, PROMOTE, REQUIRED, VIEW, defop
 from ._common import as_shape, fmt_types, norm_dim, same_as_first
+from ..registry import LINEAR
 from .index import located, write_at
 
-SHAPE = VIEW | CHEAP
+SHAPE = VIEW | CHEAP | COMPLEX   # every shape op also moves complex64/complex128 values
 
 
 # ---- reshape -------------------------------------------------------------
@@ -37,10 +38,10 @@ def _canon_reshape(types, *, shape):
 defop("reshape", "input", attrs=(("shape", None),), canon=_canon_reshape, flags=SHAPE,
       infer=lambda types, *, shape: T.TensorType(shape, types[0].dtype), ref="torch.reshape",
       kernel=lambda xp, x, *, shape: xp.reshape(x, shape),
-      vjp=lambda b, ct, x, out, *, shape: [b.reshape(ct, x.shape)])
+      vjp=lambda b, ct, x, out, *, shape: [b.reshape(ct, x.shape)], jvp=LINEAR)
 
 defop("view", "input", attrs=(("shape", None),), ref="torch.Tensor.view",
-      decomp=lambda ops, x, shape: ops.reshape(x, shape))
+      decomp=lambda ops, x, shape: ops.reshape(x, shape), flags=COMPLEX)
 
 
 # ---- permute -------------------------------------------------------------
@@ -62,7 +63,8 @@ def _permute_vjp(b, ct, x, out, *, dims):
 defop("permute", "input", attrs=(("dims", None),), canon=_canon_permute, flags=SHAPE,
       infer=lambda types, *, dims: T.TensorType(tuple(types[0].shape[d] for d in dims),
                                                 types[0].dtype),
-      kernel=lambda xp, x, *, dims: xp.transpose(x, dims), vjp=_permute_vjp, ref="torch.permute")
+      kernel=lambda xp, x, *, dims: xp.transpose(x, dims), vjp=_permute_vjp, ref="torch.permute",
+      jvp=LINEAR)
 
 
 def _transpose(ops, x, dim0, dim1):
@@ -74,7 +76,7 @@ def _transpose(ops, x, dim0, dim1):
 
 
 defop("transpose", "input", attrs=(("dim0", 0), ("dim1", 1)), decomp=_transpose,
-      ref="torch.transpose")
+      ref="torch.transpose", flags=COMPLEX)
 
 
 # ---- expand --------------------------------------------------------------
@@ -103,7 +105,7 @@ def _canon_expand(types, *, size):
 defop("expand", "input", attrs=(("size", None),), canon=_canon_expand, flags=SHAPE,
       infer=lambda types, *, size: T.TensorType(size, types[0].dtype), ref="torch.Tensor.expand",
       kernel=lambda xp, x, *, size: xp.broadcast_to(x, size),
-      vjp=lambda b, ct, x, out, *, size: [b.sum_to_size(ct, x.shape)])
+      vjp=lambda b, ct, x, out, *, size: [b.sum_to_size(ct, x.shape)], jvp=LINEAR)
 
 
 # ---- squeeze / unsqueeze / flatten (reshape composites) ---------------------
@@ -134,10 +136,12 @@ def _flatten(ops, x, start_dim=0, end_dim=-1):
     return ops.reshape(x, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
-defop("squeeze", "input", attrs=(("dim", None),), decomp=_squeeze, ref="torch.squeeze")
-defop("unsqueeze", "input", attrs=(("dim", 0),), decomp=_unsqueeze, ref="torch.unsqueeze")
+defop("squeeze", "input", attrs=(("dim", None),), decomp=_squeeze, ref="torch.squeeze",
+      flags=COMPLEX)
+defop("unsqueeze", "input", attrs=(("dim", 0),), decomp=_unsqueeze, ref="torch.unsqueeze",
+      flags=COMPLEX)
 defop("flatten", "input", attrs=(("start_dim", 0), ("end_dim", -1)), decomp=_flatten,
-      ref="torch.flatten")
+      ref="torch.flatten", flags=COMPLEX)
 
 
 # ---- cat -----------------------------------------------------------------
@@ -171,8 +175,10 @@ def _cat_vjp(b, ct, *args, dim):
     return grads
 
 
-defop("cat", "*tensors", attrs=(("dim", 0),), canon=_canon_cat, infer=_cat_infer, flags=PROMOTE,
-      kernel=lambda xp, *xs, dim: xp.concatenate(xs, axis=dim), vjp=_cat_vjp, ref="torch.cat")
+defop("cat", "*tensors", attrs=(("dim", 0),), canon=_canon_cat, infer=_cat_infer,
+      flags=PROMOTE | COMPLEX,
+      kernel=lambda xp, *xs, dim: xp.concatenate(xs, axis=dim), vjp=_cat_vjp, ref="torch.cat",
+      jvp=LINEAR)
 
 
 # ---- slice (basic indexing) -------------------------------------------------
@@ -191,7 +197,7 @@ def _slices(starts, stops, steps):
 defop("slice", "input", attrs=(("starts", None), ("stops", None), ("steps", None)),
       infer=_slice_infer, flags=SHAPE | INTERNAL, ref="torch.Tensor.__getitem__ (slices)",
       kernel=lambda xp, x, *, starts, stops, steps: x[_slices(starts, stops, steps)],
-      vjp=lambda b, ct, x, out, **a: [b.slice_backward(ct, x.shape, **a)])
+      vjp=lambda b, ct, x, out, **a: [b.slice_backward(ct, x.shape, **a)], jvp=LINEAR)
 
 
 def _slice_backward_np(xp, ct, *, shape, starts, stops, steps):
@@ -208,9 +214,11 @@ def _slice_backward_jax(xp, ct, *, shape, starts, stops, steps):
 defop("slice_backward", "grad", attrs=(("shape", None), ("starts", None), ("stops", None),
                                        ("steps", None)),
       infer=lambda types, *, shape, **_: T.TensorType(tuple(shape), types[0].dtype),
-      kernel=_slice_backward_np, kernels={"jax": _slice_backward_jax}, flags=CHEAP | INTERNAL,
+      kernel=_slice_backward_np, kernels={"jax": _slice_backward_jax},
+      flags=CHEAP | INTERNAL | COMPLEX,
       ref="torch slice_backward",
-      vjp=lambda b, ct, g, out, *, shape, starts, stops, steps: [b.slice(ct, starts, stops, steps)])
+      vjp=lambda b, ct, g, out, *, shape, starts, stops, steps: [b.slice(ct, starts, stops, steps)],
+      jvp=LINEAR)
 
 
 # ---- slice_scatter (setitem, constant pad) -------------------------------------------------
@@ -228,10 +236,10 @@ def _slice_scatter_vjp(b, ct, x, src, out, **a):
 
 # out = x; out[starts:stops:steps] = src, every dim at once
 defop("slice_scatter", "input, src", attrs=(("starts", None), ("stops", None), ("steps", None)),
-      infer=_slice_scatter_infer, flags=CHEAP | INTERNAL, vjp=_slice_scatter_vjp,
+      infer=_slice_scatter_infer, flags=CHEAP | INTERNAL | COMPLEX, vjp=_slice_scatter_vjp,
       ref="torch.slice_scatter (all dims at once)",
       kernel=lambda xp, x, src, *, starts, stops, steps: write_at(
-          xp, x, _slices(starts, stops, steps), src))
+          xp, x, _slices(starts, stops, steps), src), jvp=LINEAR)
 
 
 # ---- views: narrow, split, chunk, unbind, movedim, unflatten, t ------------------------------
@@ -348,17 +356,17 @@ def _t(ops, x):
 
 
 defop("narrow", "input", attrs=(("dim", REQUIRED), ("start", REQUIRED), ("length", REQUIRED)),
-      decomp=_narrow, ref="torch.narrow")
+      decomp=_narrow, ref="torch.narrow", flags=COMPLEX)
 defop("split", "tensor", attrs=(("split_size_or_sections", REQUIRED), ("dim", 0)),
-      decomp=_split, ref="torch.split")
+      decomp=_split, ref="torch.split", flags=COMPLEX)
 defop("chunk", "input", attrs=(("chunks", REQUIRED), ("dim", 0)), decomp=_chunk,
-      ref="torch.chunk")
-defop("unbind", "input", attrs=(("dim", 0),), decomp=_unbind, ref="torch.unbind")
+      ref="torch.chunk", flags=COMPLEX)
+defop("unbind", "input", attrs=(("dim", 0),), decomp=_unbind, ref="torch.unbind", flags=COMPLEX)
 defop("movedim", "input", attrs=(("source", REQUIRED), ("destination", REQUIRED)),
-      decomp=_movedim, ref="torch.movedim")
+      decomp=_movedim, ref="torch.movedim", flags=COMPLEX)
 defop("unflatten", "input", attrs=(("dim", REQUIRED), ("sizes", REQUIRED)), decomp=_unflatten,
-      ref="torch.unflatten")
-defop("t", "input", decomp=_t, ref="torch.t")
+      ref="torch.unflatten", flags=COMPLEX)
+defop("t", "input", decomp=_t, ref="torch.t", flags=COMPLEX)
 
 
 # ---- stack ---------------------------------------------------------------------------------
@@ -377,7 +385,7 @@ def _stack(ops, *tensors, dim=0):
     return ops.cat([ops.unsqueeze(t, d) for t in tensors], d)
 
 
-defop("stack", "*tensors", attrs=(("dim", 0),), decomp=_stack, ref="torch.stack")
+defop("stack", "*tensors", attrs=(("dim", 0),), decomp=_stack, ref="torch.stack", flags=COMPLEX)
 
 
 # ---- flip / roll / repeat / tile -------------------------------------------------------------
@@ -391,10 +399,10 @@ def _canon_flip(types, *, dims):
 
 
 defop("flip", "input", attrs=(("dims", REQUIRED),), canon=_canon_flip, infer=same_as_first,
-      flags=CHEAP, ref="torch.flip",
+      flags=CHEAP | COMPLEX, ref="torch.flip",
       kernel=lambda xp, x, *, dims: x[tuple(slice(None, None, -1) if d in dims else slice(None)
                                             for d in range(x.ndim))],
-      vjp=lambda b, ct, x, out, *, dims: [b.flip(ct, dims)])
+      vjp=lambda b, ct, x, out, *, dims: [b.flip(ct, dims)], jvp=LINEAR)
 
 
 def _canon_roll(types, *, shifts, dims):
@@ -415,10 +423,11 @@ def _canon_roll(types, *, shifts, dims):
 
 # dims=None rolls the flattened tensor, as torch
 defop("roll", "input", attrs=(("shifts", REQUIRED), ("dims", None)), canon=_canon_roll,
-      infer=same_as_first, flags=CHEAP, ref="torch.roll",
+      infer=same_as_first, flags=CHEAP | COMPLEX, ref="torch.roll",
       kernel=lambda xp, x, *, shifts, dims: xp.roll(x, shifts[0] if dims is None else shifts,
                                                     axis=dims),
-      vjp=lambda b, ct, x, out, *, shifts, dims: [b.roll(ct, tuple(-s for s in shifts), dims)])
+      vjp=lambda b, ct, x, out, *, shifts, dims: [b.roll(ct, tuple(-s for s in shifts), dims)],
+      jvp=LINEAR)
 
 
 def _canon_repeat(types, *, repeats):
@@ -447,8 +456,8 @@ def _repeat_vjp(b, ct, x, out, *, repeats):
 
 # torch.Tensor.repeat (a copy; tracegrad also exports it as tg.repeat)
 defop("repeat", "input", attrs=(("repeats", REQUIRED),), canon=_canon_repeat,
-      infer=_repeat_infer, flags=CHEAP, ref="torch.Tensor.repeat (numpy.tile)",
-      kernel=lambda xp, x, *, repeats: xp.tile(x, repeats), vjp=_repeat_vjp)
+      infer=_repeat_infer, flags=CHEAP | COMPLEX, ref="torch.Tensor.repeat (numpy.tile)",
+      kernel=lambda xp, x, *, repeats: xp.tile(x, repeats), vjp=_repeat_vjp, jvp=LINEAR)
 
 
 def _tile(ops, x, dims):
@@ -456,7 +465,7 @@ def _tile(ops, x, dims):
     return ops.repeat(x, (1,) * (len(x.shape) - len(dims)) + dims)
 
 
-defop("tile", "input", attrs=(("dims", REQUIRED),), decomp=_tile, ref="torch.tile")
+defop("tile", "input", attrs=(("dims", REQUIRED),), decomp=_tile, ref="torch.tile", flags=COMPLEX)
 
 
 # ---- triangles and diagonals -----------------------------------------------------------------
@@ -466,10 +475,11 @@ def _tri(name):
             raise ShapeError(f"{name}: input tensor must have at least 2 dimensions, got "
                              f"{types[0]}")
         return types[0]
-    defop(name, "input", attrs=(("diagonal", 0),), infer=infer, flags=CHEAP, ref=f"torch.{name}",
+    defop(name, "input", attrs=(("diagonal", 0),), infer=infer, flags=CHEAP | COMPLEX,
+          ref=f"torch.{name}",
           canon=lambda types, *, diagonal: {"diagonal": operator.index(diagonal)},
           kernel=lambda xp, x, *, diagonal: getattr(xp, name)(x, diagonal),
-          vjp=lambda b, ct, x, out, *, diagonal: [b.call(name, ct, diagonal)])
+          vjp=lambda b, ct, x, out, *, diagonal: [b.call(name, ct, diagonal)], jvp=LINEAR)
 
 
 _tri("tril")
@@ -517,14 +527,16 @@ defop("diagonal", "input", attrs=DIAG_ATTRS, canon=_canon_diagonal("diagonal"), 
       infer=lambda types, **a: _diagonal_type(types[0], a["offset"], a["dim1"], a["dim2"]),
       kernel=lambda xp, x, *, offset, dim1, dim2: xp.diagonal(x, offset, dim1, dim2),
       vjp=lambda b, ct, x, out, **a: [b.diagonal_scatter(b.full(x.shape, 0, ct.dtype), ct, **a)],
-      ref="torch.diagonal")
+      ref="torch.diagonal", jvp=LINEAR)
 
 # out = x with diagonal(out, offset, dim1, dim2) = src
 defop("diagonal_scatter", "input, src", attrs=DIAG_ATTRS, canon=_canon_diagonal("diagonal_scatter"),
-      infer=_diagonal_scatter_infer, kernel=_diagonal_scatter_kernel, flags=CHEAP | INTERNAL,
+      infer=_diagonal_scatter_infer, kernel=_diagonal_scatter_kernel,
+      flags=CHEAP | INTERNAL | COMPLEX,
       ref="torch.diagonal_scatter",
       vjp=lambda b, ct, x, src, out, **a: [
-          b.diagonal_scatter(ct, b.full(src.shape, 0, ct.dtype), **a), b.diagonal(ct, **a)])
+          b.diagonal_scatter(ct, b.full(src.shape, 0, ct.dtype), **a), b.diagonal(ct, **a)],
+          jvp=LINEAR)
 
 
 def _diag_embed(ops, x, offset=0, dim1=-2, dim2=-1):
@@ -554,8 +566,8 @@ def _diag(ops, x, diagonal=0):
 
 
 defop("diag_embed", "input", attrs=(("offset", 0), ("dim1", -2), ("dim2", -1)),
-      decomp=_diag_embed, ref="torch.diag_embed")
-defop("diag", "input", attrs=(("diagonal", 0),), decomp=_diag, ref="torch.diag")
+      decomp=_diag_embed, ref="torch.diag_embed", flags=COMPLEX)
+defop("diag", "input", attrs=(("diagonal", 0),), decomp=_diag, ref="torch.diag", flags=COMPLEX)
 
 
 # ---- pad -----------------------------------------------------------------------------------
@@ -642,13 +654,22 @@ def _pad(ops, x, pad, mode="constant", value=None):
 
 
 defop("pad", "input", attrs=(("pad", REQUIRED), ("mode", "constant"), ("value", None)),
-      decomp=_pad, ref="torch.nn.functional.pad (constant, reflect, replicate)")
+      decomp=_pad, ref="torch.nn.functional.pad (constant, reflect, replicate)", flags=COMPLEX)
 
 
 # ---- creation --------------------------------------------------------------
+def _canon_full(types, *, size, fill_value, dtype):
+    dtype = T.as_dtype(dtype)
+    if isinstance(fill_value, complex):   # NumPy complex scalars too: plain Python complex
+        if not dtype.is_complex:
+            raise TypeError(f"full: a complex fill_value {fill_value!r} does not fit dtype "
+                            f"{dtype.name} (pass a complex dtype)")
+        fill_value = complex(fill_value)
+    return {"size": as_shape("full", size), "fill_value": fill_value, "dtype": dtype}
+
+
 defop("full", (), attrs=(("size", ()), ("fill_value", 0.0), ("dtype", T.float32)),
-      canon=lambda types, *, size, fill_value, dtype: {
-          "size": as_shape("full", size), "fill_value": fill_value, "dtype": T.as_dtype(dtype)},
+      canon=_canon_full,
       infer=lambda types, *, size, fill_value, dtype: T.TensorType(size, dtype),
       kernel=lambda xp, *, size, fill_value, dtype: xp.full(size, fill_value, dtype=dtype.numpy),
       vjp=lambda b, ct, out, **_: [], flags=CREATION | CHEAP | INTERNAL, ref="torch.full")
@@ -668,14 +689,14 @@ defop("arange", (), attrs=(("start", 0), ("end", REQUIRED), ("step", 1),
 
 
 # ---- naming for rematerialization policies ----------------------------------------
-defop("checkpoint_name", "input", attrs=(("name", ""),), flags=CHEAP | INTERNAL,
+defop("checkpoint_name", "input", attrs=(("name", ""),), flags=CHEAP | INTERNAL | COMPLEX,
       infer=lambda types, *, name: types[0], ref="jax.ad_checkpoint.checkpoint_name",
       kernel=lambda xp, x, *, name: x,
-      vjp=lambda b, ct, x, out, *, name: [ct])
+      vjp=lambda b, ct, x, out, *, name: [ct], jvp=LINEAR)
 
 
 # ---- copies ----------------------------------------------------------------------------
-defop("clone", "input", attrs=(("memory_format", None),), flags=CHEAP,
+defop("clone", "input", attrs=(("memory_format", None),), flags=CHEAP | COMPLEX,
       infer=lambda types, **_: types[0], ref="torch.clone",
       kernel=lambda xp, x, *, memory_format: xp.array(x, copy=True),
-      vjp=lambda b, ct, x, out, **_: [ct])
+      vjp=lambda b, ct, x, out, **_: [ct], jvp=LINEAR)

@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError
-from ..registry import CHEAP, ELEMENTWISE, INTERNAL, NONDIFF, TO_FLOAT, defop
-from ._common import require_float, same_as_first
+from ..registry import CHEAP, COMPLEX, ELEMENTWISE, INTERNAL, NONDIFF, TO_FLOAT, defop
+from ._common import div_conj, mul_conj, require_float, same_as_first
+from ..registry import LINEAR
 
 EW = ELEMENTWISE | CHEAP
+CEW = EW | COMPLEX   # elementwise ops that also take complex64/complex128
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
 
@@ -54,50 +57,61 @@ def check_operand(ops, name: str, x, *, arg: str = "input", floating: bool = Fal
     return x
 
 
-def _unary(name, kernel, vjp, infer=same_as_first, flags=EW | TO_FLOAT, attrs=(), canon=None,
+def _unary(name, kernel, vjp, infer=same_as_first, flags=CEW | TO_FLOAT, attrs=(), canon=None,
            **kw):
     return defop(name, "input", attrs=attrs, canon=canon, infer=infer, kernel=kernel, vjp=vjp,
                  flags=flags, ref=kw.pop("ref", f"torch.{name}"), **kw)
 
 
-defop("neg", "input", infer=_no_bool("neg"), flags=EW, ref="torch.neg",
+defop("neg", "input", infer=_no_bool("neg"), flags=CEW, ref="torch.neg",
       kernel=lambda xp, x: xp.negative(x),
-      vjp=lambda b, ct, x, out: [b.neg(ct)])
+      vjp=lambda b, ct, x, out: [b.neg(ct)], jvp=LINEAR)
 
-defop("exp", "input", infer=same_as_first, flags=EW | TO_FLOAT, ref="torch.exp",
+# Complex inputs: each rule multiplies by the conjugate derivative (mul_conj / div_conj),
+# torch's convention; for real dtypes those are plain mul / div.
+defop("exp", "input", infer=same_as_first, flags=CEW | TO_FLOAT, ref="torch.exp",
       kernel=lambda xp, x: xp.exp(x),
-      vjp=lambda b, ct, x, out: [b.mul(ct, out)])
+      vjp=lambda b, ct, x, out: [mul_conj(b, ct, out)], jvp=lambda b, t, x, out: b.mul(t, out))
 
-defop("log", "input", infer=same_as_first, flags=EW | TO_FLOAT, ref="torch.log",
+defop("log", "input", infer=same_as_first, flags=CEW | TO_FLOAT, ref="torch.log",
       kernel=lambda xp, x: xp.log(x),
-      vjp=lambda b, ct, x, out: [b.div(ct, x)])
+      vjp=lambda b, ct, x, out: [div_conj(b, ct, x)], jvp=lambda b, t, x, out: b.div(t, x))
 
-defop("sqrt", "input", infer=same_as_first, flags=EW | TO_FLOAT, ref="torch.sqrt",
+defop("sqrt", "input", infer=same_as_first, flags=CEW | TO_FLOAT, ref="torch.sqrt",
       kernel=lambda xp, x: xp.sqrt(x),
-      vjp=lambda b, ct, x, out: [b.div(ct, b.mul(out, 2.0))])
+      vjp=lambda b, ct, x, out: [div_conj(b, ct, b.mul(out, 2.0))],
+      jvp=lambda b, t, x, out: b.div(t, b.mul(out, 2.0)))
 
-defop("tanh", "input", infer=same_as_first, flags=EW | TO_FLOAT, ref="torch.tanh",
+defop("tanh", "input", infer=same_as_first, flags=CEW | TO_FLOAT, ref="torch.tanh",
       kernel=lambda xp, x: xp.tanh(x),
-      vjp=lambda b, ct, x, out: [b.mul(ct, b.rsub(b.mul(out, out), 1.0))])
+      vjp=lambda b, ct, x, out: [mul_conj(b, ct, b.rsub(b.mul(out, out), 1.0))],
+      jvp=lambda b, t, x, out: b.mul(t, b.rsub(b.mul(out, out), 1.0)))
 
 # 0.5 * (tanh(x/2) + 1) is exact and never overflows, unlike 1 / (1 + exp(-x)).
-defop("sigmoid", "input", infer=same_as_first, flags=EW | TO_FLOAT, ref="torch.sigmoid",
+defop("sigmoid", "input", infer=same_as_first, flags=CEW | TO_FLOAT, ref="torch.sigmoid",
       kernel=lambda xp, x: (xp.tanh(x * x.dtype.type(0.5)) + x.dtype.type(1)) * x.dtype.type(0.5),
-      vjp=lambda b, ct, x, out: [b.mul(ct, b.mul(out, b.rsub(out, 1.0)))])
+      vjp=lambda b, ct, x, out: [mul_conj(b, ct, b.mul(out, b.rsub(out, 1.0)))],
+      jvp=lambda b, t, x, out: b.mul(t, b.mul(out, b.rsub(out, 1.0))))
 
 # Gradient 0 at x == 0, as torch.relu.
 defop("relu", "input", infer=_no_bool("relu"), flags=EW, ref="torch.relu",
       kernel=lambda xp, x: xp.maximum(x, x.dtype.type(0)),
-      vjp=lambda b, ct, x, out: [b.where(b.gt(out, 0), ct, 0.0)])
+      vjp=lambda b, ct, x, out: [b.where(b.gt(out, 0), ct, 0.0)],
+      jvp=lambda b, t, x, out: b.where(b.gt(out, 0), t, 0.0))
 
 defop("sign", "input", infer=same_as_first, flags=EW, ref="torch.sign",
       kernel=lambda xp, x: xp.sign(x),
       vjp=lambda b, ct, x, out: [b.mul(ct, 0.0)])
 
-# d|x|/dx = sign(x), 0 at 0 as torch.abs.
-defop("abs", "input", infer=same_as_first, flags=EW, ref="torch.abs",
+def _abs_infer(types, **_):
+    t = types[0]   # |z| of a complex tensor is real (complex64 -> float32)
+    return T.TensorType(t.shape, t.dtype.to_real())
+
+
+# d|x|/dx = sign(x), 0 at 0 as torch.abs; complex: g -> g * z / |z| (sgn), 0 at 0
+defop("abs", "input", infer=_abs_infer, flags=CEW, ref="torch.abs",
       kernel=lambda xp, x: xp.abs(x),
-      vjp=lambda b, ct, x, out: [b.mul(ct, b.sign(x))])
+      vjp=lambda b, ct, x, out: [b.mul(ct, b.sgn(x) if x.dtype.is_complex else b.sign(x))])
 
 
 # ---- trigonometric and hyperbolic (int/bool promote to float32) ---------------------------------
@@ -105,36 +119,51 @@ def _rsqrt_of(b, y):
     return b.reciprocal(b.sqrt(y))
 
 
-_unary("sin", lambda xp, x: xp.sin(x), lambda b, ct, x, out: [b.mul(ct, b.cos(x))])
-_unary("cos", lambda xp, x: xp.cos(x), lambda b, ct, x, out: [b.neg(b.mul(ct, b.sin(x)))])
+_unary("sin", lambda xp, x: xp.sin(x), lambda b, ct, x, out: [mul_conj(b, ct, b.cos(x))],
+       jvp=lambda b, t, x, out: b.mul(t, b.cos(x)))
+_unary("cos", lambda xp, x: xp.cos(x), lambda b, ct, x, out: [b.neg(mul_conj(b, ct, b.sin(x)))],
+       jvp=lambda b, t, x, out: b.neg(b.mul(t, b.sin(x))))
 _unary("tan", lambda xp, x: xp.tan(x),
-       lambda b, ct, x, out: [b.mul(ct, b.add(b.mul(out, out), 1.0))])
+       lambda b, ct, x, out: [mul_conj(b, ct, b.add(b.mul(out, out), 1.0))])
 # inf at |x| == 1, as torch (1 / sqrt(0))
 _unary("asin", lambda xp, x: xp.arcsin(x),
-       lambda b, ct, x, out: [b.mul(ct, _rsqrt_of(b, b.rsub(b.mul(x, x), 1.0)))])
+       lambda b, ct, x, out: [mul_conj(b, ct, _rsqrt_of(b, b.rsub(b.mul(x, x), 1.0)))])
 _unary("acos", lambda xp, x: xp.arccos(x),
-       lambda b, ct, x, out: [b.neg(b.mul(ct, _rsqrt_of(b, b.rsub(b.mul(x, x), 1.0))))])
+       lambda b, ct, x, out: [b.neg(mul_conj(b, ct, _rsqrt_of(b, b.rsub(b.mul(x, x), 1.0))))])
 _unary("atan", lambda xp, x: xp.arctan(x),
-       lambda b, ct, x, out: [b.div(ct, b.add(b.mul(x, x), 1.0))])
-_unary("sinh", lambda xp, x: xp.sinh(x), lambda b, ct, x, out: [b.mul(ct, b.cosh(x))])
-_unary("cosh", lambda xp, x: xp.cosh(x), lambda b, ct, x, out: [b.mul(ct, b.sinh(x))])
+       lambda b, ct, x, out: [div_conj(b, ct, b.add(b.mul(x, x), 1.0))])
+_unary("sinh", lambda xp, x: xp.sinh(x), lambda b, ct, x, out: [mul_conj(b, ct, b.cosh(x))])
+_unary("cosh", lambda xp, x: xp.cosh(x), lambda b, ct, x, out: [mul_conj(b, ct, b.sinh(x))])
 _unary("asinh", lambda xp, x: xp.arcsinh(x),
-       lambda b, ct, x, out: [b.mul(ct, _rsqrt_of(b, b.add(b.mul(x, x), 1.0)))])
-_unary("acosh", lambda xp, x: xp.arccosh(x),
-       lambda b, ct, x, out: [b.mul(ct, _rsqrt_of(b, b.sub(b.mul(x, x), 1.0)))])
+       lambda b, ct, x, out: [mul_conj(b, ct, _rsqrt_of(b, b.add(b.mul(x, x), 1.0)))])
+
+
+def _acosh_vjp(b, ct, x, out):
+    # complex: 1 / (sqrt(z - 1) sqrt(z + 1)), the derivative on acosh's principal branch, as
+    # torch (1 / sqrt(z^2 - 1) has the wrong sign where Re z < 0)
+    if x.dtype.is_complex:
+        d = b.mul(_rsqrt_of(b, b.sub(x, 1.0)), _rsqrt_of(b, b.add(x, 1.0)))
+        return [mul_conj(b, ct, d)]
+    return [b.mul(ct, _rsqrt_of(b, b.sub(b.mul(x, x), 1.0)))]
+
+
+_unary("acosh", lambda xp, x: xp.arccosh(x), _acosh_vjp)
 _unary("atanh", lambda xp, x: xp.arctanh(x),
-       lambda b, ct, x, out: [b.div(ct, b.rsub(b.mul(x, x), 1.0))])
+       lambda b, ct, x, out: [div_conj(b, ct, b.rsub(b.mul(x, x), 1.0))])
 
 # ---- exponentials, logarithms, powers -----------------------------------------------------------
-_unary("exp2", lambda xp, x: xp.exp2(x), lambda b, ct, x, out: [b.mul(ct, b.mul(out, LN2))])
-_unary("expm1", lambda xp, x: xp.expm1(x), lambda b, ct, x, out: [b.mul(ct, b.add(out, 1.0))])
-_unary("log2", lambda xp, x: xp.log2(x), lambda b, ct, x, out: [b.div(ct, b.mul(x, LN2))])
-_unary("log10", lambda xp, x: xp.log10(x), lambda b, ct, x, out: [b.div(ct, b.mul(x, LN10))])
-_unary("log1p", lambda xp, x: xp.log1p(x), lambda b, ct, x, out: [b.div(ct, b.add(x, 1.0))])
+_unary("exp2", lambda xp, x: xp.exp2(x),
+       lambda b, ct, x, out: [mul_conj(b, ct, b.mul(out, LN2))])
+_unary("expm1", lambda xp, x: xp.expm1(x),
+       lambda b, ct, x, out: [mul_conj(b, ct, b.add(out, 1.0))])
+_unary("log2", lambda xp, x: xp.log2(x), lambda b, ct, x, out: [div_conj(b, ct, b.mul(x, LN2))])
+_unary("log10", lambda xp, x: xp.log10(x),
+       lambda b, ct, x, out: [div_conj(b, ct, b.mul(x, LN10))])
+_unary("log1p", lambda xp, x: xp.log1p(x), lambda b, ct, x, out: [div_conj(b, ct, b.add(x, 1.0))])
 _unary("reciprocal", lambda xp, x: xp.reciprocal(x),
-       lambda b, ct, x, out: [b.neg(b.mul(ct, b.mul(out, out)))])
+       lambda b, ct, x, out: [b.neg(mul_conj(b, ct, b.mul(out, out)))])
 
-defop("rsqrt", "input", ref="torch.rsqrt",
+defop("rsqrt", "input", ref="torch.rsqrt", flags=COMPLEX,
       decomp=lambda ops, x: ops.reciprocal(ops.sqrt(check_operand(ops, "rsqrt", x))))
 
 
@@ -145,7 +174,7 @@ def _square(ops, x):
     return ops.mul(x, x)
 
 
-defop("square", "input", decomp=_square, ref="torch.square")
+defop("square", "input", decomp=_square, ref="torch.square", flags=COMPLEX)
 
 
 # ---- rounding: gradient 0 everywhere; integer tensors come back unchanged -----------------------
@@ -220,7 +249,7 @@ def _classify(name, fn, int_value):
         if x.dtype.kind in "biu":
             return xp.full(x.shape, int_value, dtype=bool)
         return fn(xp, x)
-    _unary(name, kernel, NONDIFF, infer=bool_out, flags=EW)
+    _unary(name, kernel, NONDIFF, infer=bool_out, flags=CEW)
 
 
 _classify("isnan", lambda xp, x: xp.isnan(x), False)
@@ -313,18 +342,34 @@ def _convert_infer(types, *, dtype):
 
 
 def _convert_vjp(b, ct, x, out, *, dtype):
-    if not (x.dtype.is_floating_point and dtype.is_floating_point):  # no gradient across ints
+    if not (x.dtype.is_differentiable and dtype.is_differentiable):  # no gradient across ints
         return [None]
-    return [b.convert(ct, x.dtype)]
+    if ct.dtype.is_complex and not x.dtype.is_complex:
+        ct = b.real(ct)   # real -> complex: the real part (torch's _to_copy_backward)
+    return [b.convert(ct, x.dtype)]   # complex -> real: a complex cotangent, imaginary part 0
 
 
-defop("convert", "input", attrs=(("dtype", None),), flags=EW | INTERNAL,
-      canon=lambda types, *, dtype: {"dtype": T.as_dtype(dtype)},
+def _convert_kernel(xp, x, *, dtype):
+    x = xp.asarray(x)
+    if x.dtype.kind == "c" and dtype.category in (T.INT, T.FLOAT):
+        x = xp.real(x)   # torch keeps the real part (to bool: z != 0, both parts count)
+    return x.astype(dtype.numpy)
+
+
+def _convert_canon(types, *, dtype):
+    dtype = T.as_dtype(dtype)
+    if types[0].dtype.is_complex and dtype.category in (T.INT, T.FLOAT):
+        warnings.warn("Casting complex values to real discards the imaginary part "
+                      f"({types[0]} to {dtype.name})", UserWarning, stacklevel=5)
+    return {"dtype": dtype}
+
+
+defop("convert", "input", attrs=(("dtype", None),), flags=CEW | INTERNAL,
+      canon=_convert_canon,
       infer=_convert_infer, ref="torch.Tensor.to(dtype)",
-      kernel=lambda xp, x, *, dtype: xp.asarray(x).astype(dtype.numpy),
-      vjp=_convert_vjp)
+      kernel=_convert_kernel, vjp=_convert_vjp, jvp=LINEAR)
 
-defop("logical_not", "input", infer=bool_out, flags=EW, ref="torch.logical_not",
+defop("logical_not", "input", infer=bool_out, flags=CEW, ref="torch.logical_not",
       kernel=lambda xp, x: xp.logical_not(x), vjp=NONDIFF)
 
 

@@ -7,6 +7,7 @@ import pytest
 import tracegrad as tg
 import tracegrad.nn as nn
 import tracegrad.nn.functional as F
+from helpers import classification_step
 
 
 def _model_and_opt(momentum, seed=0, dtype=None):
@@ -25,12 +26,7 @@ def _data(n=32, dtype=np.float32, seed=0):
 def _run(compiled: bool, momentum: float, steps: int = 5, executor=None):
     model, opt = _model_and_opt(momentum)
 
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = classification_step(model, opt)
 
     fn = tg.compile(step, executor=executor) if compiled else step
     x, y = _data()
@@ -115,7 +111,7 @@ def test_static_args_and_returned_structure():
 
 
 def test_value_dependent_control_flow_names_user_line():
-    @tg.compile
+    @tg.compile(fullgraph=True)
     def f(x):
         if x.sum() > 0:   # needs a value: cannot be traced
             return x
@@ -127,7 +123,7 @@ def test_value_dependent_control_flow_names_user_line():
 
 
 def test_item_inside_compile_raises():
-    @tg.compile
+    @tg.compile(fullgraph=True)
     def f(x):
         return x * x.sum().item()
 
@@ -140,13 +136,7 @@ def test_float64_step_without_global_x64():
     model, opt = _model_and_opt(0.0, dtype=tg.float64)
     x, y = _data(dtype=np.float64)
 
-    @tg.compile
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = tg.compile(classification_step(model, opt))
 
     loss = step(x, y)
     assert loss.dtype is tg.float64 and model[0].weight.dtype is tg.float64

@@ -212,8 +212,8 @@ def test_reshape_two_inferred_dims():
     lambda: tg.arange(3).requires_grad_(),
 ])
 def test_requires_grad_on_non_float_tensor(make):
-    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require "
-                                           "gradients, got (int64|int32|bool)"):
+    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype "
+                                           "can require gradients, got (int64|int32|bool)"):
         make()
 
 

@@ -230,7 +230,7 @@ def test_hooks_are_traced_into_a_compiled_step():
     # y's hook turns d loss/dy = 1 into 2, w's hook doubles: d/dw = 4 x exp(w x)
     np.testing.assert_allclose(eager, 4 * np.array([0.5, -1.0, 0.0]) * np.exp([0.5, -2.0, 0.0]),
                                rtol=1e-6)
-    assert not any(n.op == hooks.HOST for g in compiled.programs() for n in g.nodes)
+    assert not any(n.op == hooks.HOST for p in compiled.programs for n in p.forward.nodes)
 
 
 # ---- Node hooks ------------------------------------------------------------------------------

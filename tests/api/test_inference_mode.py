@@ -116,3 +116,25 @@ def test_inplace_on_inference_tensor_outside_inference_mode_raises():
     c = t.clone()
     c.add_(1)                          # a clone is a normal tensor
     np.testing.assert_array_equal(c.numpy(), [3.0, 3.0, 3.0])
+
+
+def test_enable_grad_inside_inference_mode_does_not_record():
+    # torch 2.13 prints: a True / b False / c True False / d True True / e False, and the
+    # product made under enable_grad inside inference mode is an inference tensor, no grad_fn
+    x = tg.ones(2, requires_grad=True)
+    with tg.no_grad():
+        with tg.inference_mode(False):
+            assert tg.is_grad_enabled()
+    with tg.inference_mode():
+        assert not tg.is_grad_enabled()
+        with tg.enable_grad():
+            with tg.inference_mode(False):
+                assert tg.is_grad_enabled() and not tg.is_inference_mode_enabled()
+            assert tg.is_grad_enabled() and tg.is_inference_mode_enabled()
+            y = x * 2
+        with tg.set_grad_enabled(True):
+            z = x * 3
+    assert tg.is_grad_enabled() and not tg.is_inference_mode_enabled()
+    for t in (y, z):
+        assert not t.requires_grad and t.grad_fn is None and t.is_inference()
+    np.testing.assert_array_equal(y.numpy(), [2.0, 2.0])

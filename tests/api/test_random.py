@@ -47,3 +47,14 @@ def test_compiled_draws_equal_eager_draws(executor):
     np.testing.assert_allclose(comp, eager, rtol=1e-6, atol=1e-7)
     assert compiled.traces == 1
     assert not np.allclose(comp[0], comp[1])   # the key is written back: new numbers each call
+
+
+def test_rng_state_round_trip_resumes_the_stream():
+    tg.manual_seed(3)
+    state = tg.get_rng_state()
+    a = tg.randn(4)
+    tg.randn(2)
+    tg.set_rng_state(state)
+    np.testing.assert_array_equal(tg.randn(4).numpy(), a.numpy())
+    with pytest.raises(TypeError, match="set_rng_state"):
+        tg.set_rng_state(tg.zeros(2))

@@ -158,3 +158,20 @@ def test_compiled_inplace_on_view_equals_eager():
         results.append((loss.item(), w.grad.numpy().copy()))
     assert results[0][0] == pytest.approx(results[1][0])
     np.testing.assert_allclose(results[0][1], results[1][1])
+
+
+def test_base_written_through_a_view_is_a_copy_slices_node():
+    # torch 2.13 names: CopySlices for the base after an in-place op on its slice (and after
+    # x[1:3] = v), IndexPutBackward0 for advanced-index assignment
+    a = tg.ones(4, requires_grad=True)
+    b = a * 1
+    b[:2].mul_(2)
+    assert b.grad_fn.name() == "torch::autograd::CopySlices"
+    c = a.clone()
+    c[1:3] = 5
+    assert c.grad_fn.name() == "torch::autograd::CopySlices"
+    d = a.clone()
+    d[[1, 2]] = 5
+    assert d.grad_fn.name() == "IndexPutBackward0"
+    (b.sum() + c.sum()).backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [3.0, 2.0, 1.0, 2.0])

@@ -1,24 +1,90 @@
-"""`python -m benchmarks --quick` runs end to end (a smoke run, no timing assertions)."""
+"""`python -m benchmarks --quick` runs end to end (a smoke run, no timing assertions).
+
+The runner is started with ``--no-torch``: tests never import torch, even where the
+``bench`` extra is installed.
+"""
 import json
+import math
 import pathlib
 import subprocess
 import sys
 
+from benchmarks import harness
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def test_quick_benchmark_run_writes_records(tmp_path):
-    out = tmp_path / "bench.json"
-    res = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--json", str(out)],
+def test_quick_benchmark_run_writes_records_table_and_markdown(tmp_path):
+    out, md = tmp_path / "bench.json", tmp_path / "perf.md"
+    md.write_text(f"# Perf\n\nbefore\n\n{harness.BEGIN}\nstale\n{harness.END}\n\nafter\n")
+    res = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--no-torch",
+                          "--json", str(out), "--markdown", str(md)],
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     records = json.loads(out.read_text())
-    impls = {(r["workload"], r["impl"]) for r in records}
-    assert {("mlp", "tg.compile"), ("mlp", "jax.jit"), ("mlp", "tracegrad eager")} <= impls
-    jax_row = next(r for r in records if r["workload"] == "mlp" and r["impl"] == "jax.jit")
-    assert jax_row["ratio_to_jax"] == 1.0 and jax_row["median_ms"] > 0
-    per_op = next(r for r in records if r["workload"] == "per_op")
-    assert per_op["us_per_op_forward"] > 0
-    mem = {r["workload"]: r for r in records if r["workload"].startswith("memory:")}
-    assert mem["memory:mlp"]["saved_bytes"] <= mem["memory:mlp"]["save_all_bytes"]
-    assert "workload" in res.stdout and "x jax" in res.stdout
+    rows = [r for r in records if r["workload"] != "targets"]
+    for r in rows:
+        assert set(harness.BASE) <= set(r), r
+    impls = {(r["workload"], r["impl"]) for r in rows}
+    assert {("mlp", "tg.compile"), ("mlp", "jax.jit"), ("mlp", "tracegrad eager"),
+            ("mlp", "interpreter")} <= impls
+    assert not any("torch" in impl for _, impl in impls)
+    mlp = {r["impl"]: r for r in rows if r["workload"] == "mlp"}
+    assert mlp["jax.jit"]["ratio_to_jax"] == 1.0 and mlp["jax.jit"]["median_ms"] > 0
+    assert math.isclose(mlp["tg.compile"]["ratio_to_jax"],
+                        mlp["tg.compile"]["median_ms"] / mlp["jax.jit"]["median_ms"])
+    # the runner refuses to time implementations whose first losses disagree
+    losses = [r["first_loss"] for r in mlp.values()]
+    assert max(losses) - min(losses) <= 1e-4 * abs(losses[0])
+    per_op = {r["impl"]: r for r in rows if r["workload"] == "per_op"}
+    assert per_op["jax.grad eager"]["ratio_to_jax"] == 1.0
+    op = per_op["tracegrad eager"]
+    assert op["us_per_op"] > 0 and math.isclose(
+        op["us_per_op"], op["us_per_op_forward"] + op["us_per_op_backward"])
+    scaling = [r for r in rows if r["workload"] == "scaling" and r["impl"] != "fit"]
+    assert [r["tape_nodes"] for r in scaling] == sorted(r["tape_nodes"] for r in scaling)
+    assert all(r["backward_nodes"] > r["tape_nodes"] for r in scaling)
+    fit = next(r for r in rows if r["workload"] == "scaling" and r["impl"] == "fit")
+    assert 0 < fit["growth_exponent"] < 3
+    mem = {r["impl"]: r for r in rows if r["workload"] == "memory:mlp"}
+    assert 0 < mem["tracegrad min_bytes"]["saved_bytes"] <= mem["tracegrad save_all"]["saved_bytes"]
+    assert mem["tg.compile"]["xla_temp_bytes"] > 0 and mem["jax.jit"]["xla_temp_bytes"] > 0
+    assert {("dispatch:fn", "tg.compile"), ("dispatch:step", "jax.jit")} <= impls
+    checks = [r for r in records if r["workload"] == "targets"]
+    assert {c["target"] for c in checks} >= {"mlp: tg.compile / jax.jit step (floor)",
+                                            "scaling: growth exponent of CPU time"}
+    assert all(c["met"] == (c["value"] <= c["limit"]) for c in checks)
+    assert "x jax" in res.stdout and "targets" in res.stdout
+    assert any(mark in res.stdout for mark in "✓✗")
+    text = md.read_text()
+    assert text.startswith("# Perf\n\nbefore\n\n") and text.endswith("\n\nafter\n")
+    assert "stale" not in text and "| mlp | tg.compile |" in text and text.count(harness.BEGIN) == 1
+
+
+def test_targets_compare_ratios_with_their_limits():
+    recs = [harness.record("mlp", "tg.compile", [0.012], first_call_s=3.0),
+            harness.record("mlp", "jax.jit", [0.010], first_call_s=1.0),
+            harness.record("mlp", "torch eager", [0.020]),
+            harness.record("per_op", "tracegrad eager", [1e-3], us_per_op=6.0),
+            harness.record("per_op", "jax.grad eager", [2e-3], us_per_op=9.0),
+            harness.record("per_op", "torch eager", [1e-3], us_per_op=5.0)]
+    harness.add_ratios(recs)
+    assert recs[0]["ratio_to_jax"] == 1.2 and recs[3]["ratio_to_jax"] == 0.5
+    got = {c["target"]: (round(c["value"], 6), c["met"]) for c in harness.targets(recs)}
+    assert got == {"mlp: tg.compile / jax.jit step (floor)": (1.2, False),
+                   "mlp: tg.compile / fastest torch step (goal)": (0.6, True),
+                   "mlp: tg.compile / jax.jit first call": (3.0, False),
+                   "per_op: tracegrad eager / torch eager (fwd+bwd per op)": (1.2, False)}
+
+
+def test_write_markdown_appends_a_block_when_markers_are_missing(tmp_path):
+    md = tmp_path / "p.md"
+    md.write_text("# Title\n")
+    harness.write_markdown(str(md), "table 1")
+    harness.write_markdown(str(md), "table 2")
+    assert md.read_text() == f"# Title\n\n{harness.BEGIN}\ntable 2\n{harness.END}\n"
+    harness.write_markdown(str(md), "one core", name="1 cpu")   # a second, named block
+    harness.write_markdown(str(md), "one core again", name="1 cpu")
+    begin, end = harness.markers("1 cpu")
+    assert md.read_text() == (f"# Title\n\n{harness.BEGIN}\ntable 2\n{harness.END}\n\n"
+                              f"{begin}\none core again\n{end}\n")

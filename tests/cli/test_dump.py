@@ -4,6 +4,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
@@ -24,6 +26,8 @@ def test_dump_train_step_prints_typed_ir_with_source_lines():
     assert "take_backward" in text and "bwd of #" in text
     assert text.rstrip().endswith("}")
     assert "return " in text
+    # the summary goes to stderr, so stdout is the program alone
+    assert "est. FLOPs" in res.stderr and "saved for backward" in res.stderr
 
 
 def test_dump_with_args_spec_uses_those_shapes():
@@ -51,9 +55,54 @@ def test_dump_formats_dot_and_json(tmp_path):
     assert dot.count("shape=box") == len(doc["nodes"])
 
 
-def test_dump_after_each_pass_writes_pass_files(tmp_path):
-    res = _dump("--after-each-pass", "-o", str(tmp_path))
-    assert res.returncode == 0, res.stderr
-    names = [p.name for p in tmp_path.iterdir()]
-    assert "train_step.tgir" in names
-    assert any(n.endswith("_simplify.tgir") for n in names)
+SCRIPT = """
+import math
+
+CONST = 3
+
+
+def f(x):
+    return x * 2
+
+
+def g(x):
+    if x.sum() > 0:
+        return x
+    return -x
+"""
+
+
+def _main_exit(capsys, *args):
+    """Run the command in this process: (exit status, stderr lines)."""
+    from tracegrad.cli import main
+    with pytest.raises(SystemExit) as info:
+        main(["dump", *args])
+    return info.value.code, capsys.readouterr().err.strip().splitlines()
+
+
+def test_dump_errors_are_one_line_with_status_2(tmp_path, capsys):
+    script = tmp_path / "s.py"
+    script.write_text(SCRIPT)
+    (tmp_path / "taken").write_text("a file, not a folder")
+    (tmp_path / "bad.py").write_text("x = 1 / 0\n")
+    cases = [
+        ([f"{script}::nope"], f"{script} defines no 'nope'; functions there: f"),
+        ([f"{script}::CONST"], "'CONST' is a int, not a function"),
+        ([f"{script}::f", "--args", "f33[2]"], "unknown dtype 'f33'"),
+        ([f"{script}::f", "--args", "f32[2]", "-o", str(tmp_path / "taken")],
+         "cannot create the output folder"),
+        ([f"{script}::f"], "define example_args()"),
+        ([f"{script}::f", "--args", "f32[2]", "--after-each-pass"], "give -o DIR"),
+        ([f"{script}::f", "--args", "f32[2]", "--stage", "backward"],
+         "returns nothing that needs a backward program"),
+        # a graph break: the TraceError, on one line, with the user's line
+        ([f"{script}::g", "--args", "f32[2]"], f"cannot be compiled at {script}:12 (g)"),
+    ]
+    for args, message in cases:
+        code, lines = _main_exit(capsys, *args)
+        assert code == 2 and len(lines) == 1, (args, lines)
+        assert lines[0].startswith("tracegrad: error: ") and message in lines[0], lines[0]
+    # an exception in the user's script: its own frames, then one error line; no tracegrad ones
+    code, lines = _main_exit(capsys, f"{tmp_path / 'bad.py'}::f")
+    assert code == 2 and lines[-1].endswith("raised ZeroDivisionError: division by zero")
+    assert 'bad.py", line 1' in lines[0] and not any("cli.py" in ln for ln in lines)

@@ -14,7 +14,8 @@ from .core import I64, OpInfo, _not_a_tensor, _unary_samples, uniform
 OPS = [
     # Tensor.clone() calls this op; the generic checks call tg.clone
     OpInfo("clone", lambda x: tg.clone(x), lambda xp, x: xp.asarray(x) * 1,
-           _unary_samples(uniform, I64), error_inputs=lambda: [_not_a_tensor("clone")]),
+           _unary_samples(uniform, I64), error_inputs=lambda: [_not_a_tensor("clone")],
+           complex_samples=2),
 ]
 
 NOT_IN_OPDB = {

@@ -9,7 +9,7 @@ from .core import I64, OpInfo, _unary_samples, uniform
 
 OPS = [
     OpInfo("checkpoint_name", lambda x: tg.checkpoint_name(x, "tag"), lambda xp, x: xp.asarray(x) * 1,
-           _unary_samples(uniform, I64)),
+           _unary_samples(uniform, I64), complex_samples=2),
 ]
 
 NOT_IN_OPDB = {

@@ -24,6 +24,7 @@ import numpy as np
 import tracegrad as tg
 
 F32, F64, I64, BOOL = tg.float32, tg.float64, tg.int64, tg.bool
+C64, C128 = tg.complex64, tg.complex128
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,12 @@ class OpInfo:
         notes: gradients at non-differentiable points (torch's subgradient) and where
             the gradient is undefined, one short sentence each; listed in docs/ops.md.
             ``note`` is the same field under the other spelling (both are listed).
+        complex_samples: complex64/complex128 samples, for an op that takes complex
+            tensors (the COMPLEX flag in the registry): an int n takes the first n float
+            samples (a tuple: those at its indices; float32 for complex64, float64 for
+            complex128) and gives each floating array an imaginary part (`complexify`); a
+            callable is ``(rng, dtype) -> list[Sample]``.  None: the op rejects complex
+            inputs (tests/ops/test_complex.py checks the error).
     """
 
     name: str
@@ -104,13 +111,27 @@ class OpInfo:
     skips: dict = field(default_factory=dict)
     notes: str = ""
     note: str = ""
+    complex_samples: Any = None
 
     def tol(self, dtype) -> tuple[float, float]:
         return self.tols.get(dtype, DEFAULT_TOLS.get(dtype, (0.0, 0.0)))
 
+    @property
+    def all_dtypes(self) -> tuple:
+        """`dtypes`, plus complex64 and complex128 when the op has complex samples."""
+        return self.dtypes + ((C64, C128) if self.complex_samples is not None else ())
+
+    def samples(self, rng, dtype) -> list[Sample]:
+        """The samples for `dtype`: `sample_inputs`, or the complex ones for a complex dtype."""
+        if not dtype.is_complex:
+            return self.sample_inputs(rng, dtype)
+        if callable(self.complex_samples):
+            return self.complex_samples(rng, dtype)
+        return complexify(self.sample_inputs, self.complex_samples)(rng, dtype)
+
 
 # (atol, rtol) by dtype; integer and bool results compare exactly.
-DEFAULT_TOLS = {F32: (1e-5, 1e-5), F64: (1e-10, 1e-9)}
+DEFAULT_TOLS = {F32: (1e-5, 1e-5), F64: (1e-10, 1e-9), C64: (1e-5, 1e-5), C128: (1e-10, 1e-9)}
 
 
 # ---- input generators ---------------------------------------------------------------------
@@ -142,6 +163,46 @@ def grid(rng, shape, dtype, offset=0.0) -> np.ndarray:
 
 def ints(rng, shape, low=-3, high=4, dtype=np.int64) -> np.ndarray:
     return np.asarray(rng.integers(low, high, shape)).astype(dtype)
+
+
+def with_imag(rng, x: np.ndarray, dtype, scale: float = 1.0) -> np.ndarray:
+    """The real array `x` plus i * uniform(-scale, scale), as complex `dtype`."""
+    im = rng.uniform(-scale, scale, np.shape(x))
+    return np.asarray(np.asarray(x, np.float64) + 1j * im).astype(dtype.numpy)
+
+
+def cuniform(rng, shape, dtype, low=-2.0, high=2.0) -> np.ndarray:
+    """Complex values, real part uniform in [low, high), imaginary part in [-1, 1)."""
+    return with_imag(rng, uniform(rng, shape, F64, low, high), dtype)
+
+
+def cnonzero(rng, shape, dtype) -> np.ndarray:
+    """Complex values with real part 0.25 <= |Re z| < 2: |z| >= 0.25, away from 0."""
+    return with_imag(rng, nonzero(rng, shape, F64), dtype)
+
+
+def cpositive(rng, shape, dtype) -> np.ndarray:
+    """Complex values with real part in [0.5, 2): away from the branch cut of log, sqrt and
+    pow (the negative real axis)."""
+    return with_imag(rng, positive(rng, shape, F64), dtype)
+
+
+def complexify(sample_inputs, n):
+    """Complex samples from the first `n` float ones (or those at the indices in a tuple `n`):
+    each floating array gains an imaginary part (uniform in [-1, 1)); float32 samples make
+    the complex64 ones, float64 the complex128 ones; Python numbers stay real (so real
+    scalars meet complex tensors)."""
+    def samples(rng, dtype):
+        out = []
+        real = sample_inputs(rng, dtype.to_real())
+        for s in (real[:n] if isinstance(n, int) else [real[i] for i in n]):
+            args = tuple(with_imag(rng, a, dtype) if isinstance(a, np.ndarray)
+                         and a.dtype.kind == "f" else a for a in s.args)
+            want = s.dtype.to_complex() if s.dtype is not None and s.dtype.is_floating_point \
+                else s.dtype
+            out.append(Sample(args, s.kwargs, want, s.fd, s.xfail))
+        return out
+    return samples
 
 
 def _other(dtype):
@@ -191,7 +252,7 @@ def _axis(x, dim):
 
 def _sum_ref(xp, x, dim=None, keepdim=False):
     # torch.sum: integer and bool inputs sum in int64.
-    dtype = None if x.dtype.kind == "f" else np.int64
+    dtype = None if x.dtype.kind in "fc" else np.int64
     return xp.sum(x, axis=_axis(x, dim), keepdims=keepdim, dtype=dtype)
 
 
@@ -238,6 +299,27 @@ def _broadcast_errors(name):
 
 def _not_a_tensor(name, promotes=True):
     return ErrorInput(("abc",), TypeError, (f"{name}()", "str"))
+
+
+def _complex_binary_samples(gen_x=cuniform, gen_y=None, real_y=uniform, real_x=uniform):
+    """Complex pairs (broadcasting too), a real and a complex Python scalar, a real tensor
+    meeting a complex one (its gradient is real, as torch), and for complex64 torch's
+    promotions: complex64 with float64 -> complex128, float32 with a Python complex ->
+    complex64."""
+    gen_y = gen_y or gen_x
+
+    def samples(rng, dtype):
+        real = dtype.to_real()
+        out = [Sample((gen_x(rng, (3, 4), dtype), gen_y(rng, (3, 4), dtype))),
+               Sample((gen_x(rng, (2, 1, 4), dtype), gen_y(rng, (3, 1), dtype))),
+               Sample((gen_x(rng, (3, 4), dtype), 2.5)),
+               Sample((gen_x(rng, (3, 4), dtype), 0.5 - 1.5j)),
+               Sample((gen_x(rng, (3, 4), dtype), real_y(rng, (4,), real)))]
+        if dtype is C64:
+            out.append(Sample((gen_x(rng, (3, 4), C64), real_y(rng, (3, 4), F64)), dtype=C128))
+            out.append(Sample((real_x(rng, (3, 4), F32), 0.5 - 1.5j), dtype=C64))
+        return out
+    return samples
 
 
 def _binary(name, fn, ref, gen_x=uniform, gen_y=None, scalar=2.5, **kw):
@@ -303,19 +385,30 @@ def _minmax_samples(rng, dtype):
     return out
 
 
+def _pow_scalar_complex(rng, dtype):
+    z, p = cuniform(rng, (3, 4), dtype), cpositive(rng, (3, 4), dtype)
+    return [Sample((z, 2.0)), Sample((z, 3)), Sample((p, 0.5)), Sample((2.0, z)),
+            Sample((p, 1.5 - 0.5j))]
+
+
 BINARY_OPS = [
     OpInfo("add", lambda x, y: x + y, lambda xp, x, y: xp.add(x, y), _add_samples,
-           error_inputs=_broadcast_errors("add")),
-    _binary("sub", lambda x, y: x - y, lambda xp, x, y: xp.subtract(x, y)),
+           error_inputs=_broadcast_errors("add"), complex_samples=_complex_binary_samples()),
+    _binary("sub", lambda x, y: x - y, lambda xp, x, y: xp.subtract(x, y),
+            complex_samples=_complex_binary_samples()),
     OpInfo("rsub", tg.rsub, lambda xp, x, y: xp.subtract(y, x), _rsub_samples,
-           error_inputs=_broadcast_errors("rsub")),
-    _binary("mul", lambda x, y: x * y, lambda xp, x, y: xp.multiply(x, y)),
+           error_inputs=_broadcast_errors("rsub"), complex_samples=_complex_binary_samples()),
+    _binary("mul", lambda x, y: x * y, lambda xp, x, y: xp.multiply(x, y),
+            complex_samples=_complex_binary_samples()),
     OpInfo("div", lambda x, y: x / y, lambda xp, x, y: xp.true_divide(x, y), _div_samples,
-           error_inputs=_broadcast_errors("div")),
+           error_inputs=_broadcast_errors("div"),
+           complex_samples=_complex_binary_samples(cuniform, cnonzero, nonzero)),
+    # complex base off the negative real axis (pow's branch cut)
     OpInfo("pow", lambda x, y: tg.pow(x, y), _pow_ref, _pow_samples,
-           error_inputs=_broadcast_errors("pow")),
+           error_inputs=_broadcast_errors("pow"),
+           complex_samples=_complex_binary_samples(cpositive, cuniform, real_x=positive)),
     OpInfo("pow_scalar", lambda x, y: x ** y, _pow_ref,
-           _pow_scalar_samples, covers=("pow",)),
+           _pow_scalar_samples, covers=("pow",), complex_samples=_pow_scalar_complex),
     OpInfo("maximum", tg.maximum, lambda xp, x, y: xp.maximum(x, y), _minmax_samples,
            error_inputs=_broadcast_errors("maximum")),
     OpInfo("minimum", tg.minimum, lambda xp, x, y: xp.minimum(x, y), _minmax_samples,
@@ -340,7 +433,15 @@ def _where_errors():
                        ("where", "f32[3]", "f32[2]", "broadcast"))]
 
 
+def _where_complex(rng, dtype):
+    c = rng.random((3, 4)) > 0.5
+    return [Sample((c, cuniform(rng, (3, 4), dtype), cuniform(rng, (3, 4), dtype))),
+            Sample((c, cuniform(rng, (3, 4), dtype), 0.0)),
+            Sample((c, cuniform(rng, (3, 4), dtype), uniform(rng, (4,), dtype.to_real())))]
+
+
 WHERE = OpInfo("where", tg.where, lambda xp, c, x, y: xp.where(c, x, y), _where_samples,
+               complex_samples=_where_complex,
                error_inputs=_where_errors)
 
 
@@ -357,10 +458,19 @@ def _compare_samples(rng, dtype):
     return out
 
 
-def _compare(name, op, np_name):
+def _compare_complex(rng, dtype):
+    """Complex grids with exact ties in both parts, and ties in one part only."""
+    x = (grid(rng, (3, 4), F64) + 1j * grid(rng, (3, 4), F64)).astype(dtype.numpy)
+    y = x.copy()
+    y[0] += 0.5j
+    y[1, :2] += 0.5
+    return [Sample((x, y)), Sample((x, complex(x[2, 0])))]
+
+
+def _compare(name, op, np_name, **kw):
     return OpInfo(name, lambda x, y: op(x, y), lambda xp, x, y: getattr(xp, np_name)(x, y),
                   _compare_samples, differentiable=False, out_dtype=BOOL,
-                  error_inputs=_broadcast_errors(name))
+                  error_inputs=_broadcast_errors(name), **kw)
 
 
 def _bools(rng, dtype):
@@ -369,8 +479,8 @@ def _bools(rng, dtype):
 
 
 COMPARE_OPS = [
-    _compare("eq", lambda x, y: x == y, "equal"),
-    _compare("ne", lambda x, y: x != y, "not_equal"),
+    _compare("eq", lambda x, y: x == y, "equal", complex_samples=_compare_complex),
+    _compare("ne", lambda x, y: x != y, "not_equal", complex_samples=_compare_complex),
     _compare("lt", lambda x, y: x < y, "less"),
     _compare("le", tg.le, "less_equal"),
     _compare("gt", lambda x, y: x > y, "greater"),
@@ -414,21 +524,37 @@ def _sigmoid_samples(rng, dtype):
     return out
 
 
+def _abs_ref(xp, x):
+    if x.dtype.kind != "c":   # x * sign(x): torch's subgradient 0 at x == 0 (jnp.abs gives 1)
+        return x * xp.sign(x)
+    zero = x == 0             # |z|, gradient 0 at z == 0 as torch (not jax's nan)
+    return xp.where(zero, 0.0, xp.abs(xp.where(zero, 1.0, x)))
+
+
+def _abs_complex(rng, dtype):
+    """|z| is real: float32 for complex64; at 0 torch's gradient is 0."""
+    real = dtype.to_real()
+    return [Sample((cnonzero(rng, (3, 4), dtype),), dtype=real),
+            Sample((cnonzero(rng, (), dtype),), dtype=real),
+            Sample((np.array([0j, 3 + 4j, -1j], dtype.numpy),), dtype=real, fd=False)]
+
+
+# complex samples: log and sqrt keep a positive real part (off their branch cut)
 UNARY_OPS = [
     _unary("neg", lambda x: -x, lambda xp, x: xp.negative(x), int_out=I64,
-           errors=_no_bool("neg")),
-    _unary("exp", tg.exp, lambda xp, x: xp.exp(x)),
-    _unary("log", tg.log, lambda xp, x: xp.log(x), gen=positive),
-    _unary("sqrt", tg.sqrt, lambda xp, x: xp.sqrt(x), gen=positive),
-    _unary("tanh", tg.tanh, lambda xp, x: xp.tanh(x)),
+           errors=_no_bool("neg"), complex_samples=3),
+    _unary("exp", tg.exp, lambda xp, x: xp.exp(x), complex_samples=3),
+    _unary("log", tg.log, lambda xp, x: xp.log(x), gen=positive, complex_samples=3),
+    _unary("sqrt", tg.sqrt, lambda xp, x: xp.sqrt(x), gen=positive, complex_samples=3),
+    _unary("tanh", tg.tanh, lambda xp, x: xp.tanh(x), complex_samples=3),
     OpInfo("sigmoid", tg.nn.functional.sigmoid, lambda xp, x: 1.0 / (1.0 + xp.exp(-x)),
-           _sigmoid_samples, error_inputs=lambda: [_not_a_tensor("sigmoid")]),
+           _sigmoid_samples, error_inputs=lambda: [_not_a_tensor("sigmoid")],
+           complex_samples=3),
     # the where() reference has torch's subgradient 0 at x == 0 (jnp.maximum would give 1/2)
     _unary("relu", tg.relu, lambda xp, x: xp.where(x > 0, x, 0.0 * x), gen=nonzero, int_out=I64,
            kink=0.0, errors=_no_bool("relu")),
-    # x * sign(x): torch's subgradient 0 at x == 0 (jnp.abs gives 1 there)
-    _unary("abs", tg.abs, lambda xp, x: x * xp.sign(x), gen=nonzero, int_out=I64,
-           kink=0.0, errors=lambda: [_not_a_tensor("abs", promotes=False)]),
+    _unary("abs", tg.abs, _abs_ref, gen=nonzero, int_out=I64, kink=0.0,
+           errors=lambda: [_not_a_tensor("abs", promotes=False)], complex_samples=_abs_complex),
     _unary("sign", tg.sign, lambda xp, x: xp.sign(x), gen=nonzero, int_out=I64, kink=0.0,
            errors=lambda: [_not_a_tensor("sign", promotes=False)]),
 ]
@@ -448,9 +574,18 @@ def _to_errors():
     return [ErrorInput((np.ones((3,), np.float32), "foo"), TypeError, ("dtype", "'foo'"))]
 
 
+def _to_complex(rng, dtype):
+    """complex64 <-> complex128, the same dtype, and real -> complex (the gradient is the
+    real part, torch's _to_copy_backward).  complex -> real warns: tests/ops/test_complex.py."""
+    other = C128 if dtype is C64 else C64
+    return [Sample((cuniform(rng, (3, 4), dtype), other), dtype=other),
+            Sample((cuniform(rng, (3, 4), dtype), dtype.name), dtype=dtype),
+            Sample((uniform(rng, (3, 4), dtype.to_real()), dtype), dtype=dtype)]
+
+
 TO = OpInfo("to", lambda x, dtype: x.to(dtype),
             lambda xp, x, dtype: x.astype(tg.ir.types.as_dtype(dtype).numpy), _to_samples,
-            error_inputs=_to_errors, covers=("convert",))
+            error_inputs=_to_errors, covers=("convert",), complex_samples=_to_complex)
 
 
 # ---- reductions ---------------------------------------------------------------------------
@@ -495,10 +630,10 @@ def _amax_errors():
 
 REDUCE_OPS = [
     OpInfo("sum", lambda x, **kw: x.sum(**kw), _sum_ref, _reduce_samples(uniform, I64),
-           error_inputs=_reduce_errors("sum")),
+           error_inputs=_reduce_errors("sum"), complex_samples=3),
     OpInfo("mean", lambda x, **kw: tg.mean(x, **kw),
            lambda xp, x, dim=None, keepdim=False: xp.mean(x, axis=_axis(x, dim), keepdims=keepdim),
-           _reduce_samples(uniform), error_inputs=_mean_errors),
+           _reduce_samples(uniform), error_inputs=_mean_errors, complex_samples=3),
     # torch.amax splits the gradient evenly among tied maxima, as jnp.max does
     OpInfo("amax", lambda x, **kw: x.amax(**kw),
            lambda xp, x, dim=None, keepdim=False: xp.max(x, axis=_axis(x, dim), keepdims=keepdim),
@@ -506,7 +641,8 @@ REDUCE_OPS = [
     OpInfo("sum_to_size", lambda x, size: x.sum_to_size(size), _sum_to_size_ref,
            lambda rng, dtype: [Sample((uniform(rng, (2, 3, 4), dtype), (3, 1))),
                                Sample((uniform(rng, (2, 3, 4), dtype), (1, 3, 4))),
-                               Sample((uniform(rng, (3, 4), dtype), (3, 4)))]),
+                               Sample((uniform(rng, (3, 4), dtype), (3, 4)))],
+           complex_samples=2),
 ]
 
 
@@ -541,7 +677,7 @@ def _matmul_errors():
 
 MATMUL = OpInfo("matmul", lambda x, y: x @ y, lambda xp, x, y: xp.matmul(x, y), _matmul_samples,
                 error_inputs=_matmul_errors, covers=("matmul", "batched_matmul"),
-                executor_samples=(2, 5))
+                executor_samples=(2, 5), complex_samples=6)
 
 
 # ---- shape ops ----------------------------------------------------------------------------
@@ -649,26 +785,30 @@ def _cat_errors():
 
 SHAPE_OPS = [
     OpInfo("reshape", lambda x, shape: x.reshape(*shape), lambda xp, x, shape: xp.reshape(x, shape),
-           _reshape_samples, error_inputs=_reshape_errors),
+           _reshape_samples, error_inputs=_reshape_errors, complex_samples=2),
     OpInfo("view", lambda x, shape: x.view(shape), lambda xp, x, shape: xp.reshape(x, shape),
-           _reshape_samples, error_inputs=_view_errors),
+           _reshape_samples, error_inputs=_view_errors, complex_samples=2),
     OpInfo("transpose", lambda x, d0, d1: x.transpose(d0, d1),
            lambda xp, x, d0, d1: xp.swapaxes(x, d0, d1), _transpose_samples,
-           error_inputs=_dim_errors("transpose", (np.ones((2, 3), np.float32), 0, 2), "got 2")),
+           error_inputs=_dim_errors("transpose", (np.ones((2, 3), np.float32), 0, 2), "got 2"),
+           complex_samples=2),
     OpInfo("permute", lambda x, dims: x.permute(*dims), lambda xp, x, dims: xp.transpose(x, dims),
-           _permute_samples, error_inputs=_permute_errors),
+           _permute_samples, error_inputs=_permute_errors, complex_samples=2),
     OpInfo("expand", lambda x, size: x.expand(*size), _expand_ref, _expand_samples,
-           error_inputs=_expand_errors),
+           error_inputs=_expand_errors, complex_samples=2),
     OpInfo("squeeze", lambda x, *dim: x.squeeze(*dim), _squeeze_ref, _squeeze_samples,
-           error_inputs=_dim_errors("squeeze", (np.ones((2, 1), np.float32), 2), "[-2, 1]")),
+           error_inputs=_dim_errors("squeeze", (np.ones((2, 1), np.float32), 2), "[-2, 1]"),
+           complex_samples=2),
     OpInfo("unsqueeze", lambda x, d: tg.unsqueeze(x, d), lambda xp, x, d: xp.expand_dims(x, d),
            _unsqueeze_samples,
-           error_inputs=_dim_errors("unsqueeze", (np.ones((2, 3), np.float32), 3), "[-3, 2]")),
+           error_inputs=_dim_errors("unsqueeze", (np.ones((2, 3), np.float32), 3), "[-3, 2]"),
+           complex_samples=2),
     OpInfo("flatten", lambda x, *a: x.flatten(*a), _flatten_ref, _flatten_samples,
-           error_inputs=_dim_errors("flatten", (np.ones((2, 3), np.float32), 2), "got 2")),
+           error_inputs=_dim_errors("flatten", (np.ones((2, 3), np.float32), 2), "got 2"),
+           complex_samples=2),
     OpInfo("cat", lambda *xs, **kw: tg.cat(list(xs), **kw),
            lambda xp, *xs, dim=0: xp.concatenate(xs, axis=dim), _cat_samples,
-           error_inputs=_cat_errors),
+           error_inputs=_cat_errors, complex_samples=2),
 ]
 
 
@@ -717,7 +857,7 @@ def _getitem_errors():
 # the jax executor has its own slice_backward / index_take_backward kernels (scatter with .at[])
 GETITEM = OpInfo("getitem", lambda x, key: x[key], _getitem_ref, _getitem_samples,
                  error_inputs=_getitem_errors, covers=("slice", "index_take"),
-                 executor_samples=(4, 11, 15))
+                 executor_samples=(4, 11, 15), complex_samples=12)
 
 
 # ---- neural-network ops -------------------------------------------------------------------

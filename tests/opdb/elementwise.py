@@ -19,8 +19,8 @@ import numpy as np
 import tracegrad as tg
 
 from .core import (BOOL, F32, F64, I64, ErrorInput, OpInfo, Sample, _binary_samples, _bools,
-                   _broadcast_errors, _no_bool, _not_a_tensor, _unary_samples, grid, ints,
-                   nonzero, positive, uniform)
+                   _broadcast_errors, _no_bool, _not_a_tensor, _unary_samples, cuniform, grid,
+                   ints, nonzero, positive, uniform)
 
 F = tg.nn.functional
 A = np.array
@@ -71,34 +71,34 @@ def _int_sample(low, high):
 
 
 TRIG_OPS = [
-    _unary("sin", tg.sin, lambda xp, x: xp.sin(x)),
-    _unary("cos", lambda x: x.cos(), lambda xp, x: xp.cos(x), errors=NO_ERRORS),
-    _unary("tan", tg.tan, lambda xp, x: xp.tan(x), gen=_in(-1.2, 1.2)),
+    _unary("sin", tg.sin, lambda xp, x: xp.sin(x), complex_samples=2),
+    _unary("cos", lambda x: x.cos(), lambda xp, x: xp.cos(x), errors=NO_ERRORS, complex_samples=2),
+    _unary("tan", tg.tan, lambda xp, x: xp.tan(x), gen=_in(-1.2, 1.2), complex_samples=2),
     _unary("asin", tg.asin, lambda xp, x: xp.arcsin(x), gen=_in(-0.9, 0.9), int_out=None,
-           extra=_int_sample(-1, 2), notes="gradient inf at |x| = 1, as torch"),
+           extra=_int_sample(-1, 2), notes="gradient inf at |x| = 1, as torch", complex_samples=2),
     _unary("acos", lambda x: x.acos(), lambda xp, x: xp.arccos(x), gen=_in(-0.9, 0.9),
            int_out=None, extra=_int_sample(-1, 2), errors=NO_ERRORS,
-           notes="gradient -inf at |x| = 1, as torch"),
-    _unary("atan", tg.atan, lambda xp, x: xp.arctan(x)),
-    _unary("sinh", tg.sinh, lambda xp, x: xp.sinh(x)),
-    _unary("cosh", tg.cosh, lambda xp, x: xp.cosh(x)),
-    _unary("asinh", tg.asinh, lambda xp, x: xp.arcsinh(x)),
+           notes="gradient -inf at |x| = 1, as torch", complex_samples=2),
+    _unary("atan", tg.atan, lambda xp, x: xp.arctan(x), complex_samples=2),
+    _unary("sinh", tg.sinh, lambda xp, x: xp.sinh(x), complex_samples=2),
+    _unary("cosh", tg.cosh, lambda xp, x: xp.cosh(x), complex_samples=2),
+    _unary("asinh", tg.asinh, lambda xp, x: xp.arcsinh(x), complex_samples=2),
     _unary("acosh", tg.acosh, lambda xp, x: xp.arccosh(x), gen=_in(1.1, 3.0),
-           notes="gradient inf at x = 1, as torch"),
+           notes="gradient inf at x = 1, as torch", complex_samples=2),
     _unary("atanh", tg.atanh, lambda xp, x: xp.arctanh(x), gen=_in(-0.9, 0.9), int_out=None,
-           extra=_int_sample(0, 1), notes="gradient inf at |x| = 1, as torch"),
-    _unary("exp2", tg.exp2, lambda xp, x: xp.exp2(x)),
+           extra=_int_sample(0, 1), notes="gradient inf at |x| = 1, as torch", complex_samples=2),
+    _unary("exp2", tg.exp2, lambda xp, x: xp.exp2(x), complex_samples=2),
     _unary("expm1", tg.expm1, lambda xp, x: xp.expm1(x),
-           extra=_values(1e-7, -1e-8, 0.0)),   # no cancellation near 0
-    _unary("log2", tg.log2, lambda xp, x: xp.log2(x), gen=positive),
+           extra=_values(1e-7, -1e-8, 0.0), complex_samples=2),   # no cancellation near 0
+    _unary("log2", tg.log2, lambda xp, x: xp.log2(x), gen=positive, complex_samples=2),
     _unary("log10", lambda x: x.log10(), lambda xp, x: xp.log10(x), gen=positive,
-           errors=NO_ERRORS),
+           errors=NO_ERRORS, complex_samples=2),
     _unary("log1p", tg.log1p, lambda xp, x: xp.log1p(x), gen=_in(-0.5, 2.0),
-           extra=_values(1e-7, -1e-8, 0.0)),
+           extra=_values(1e-7, -1e-8, 0.0), complex_samples=2),
     _unary("rsqrt", tg.rsqrt, lambda xp, x: 1.0 / xp.sqrt(x), gen=positive,
-           notes="rsqrt(0) = inf with gradient -inf, as torch"),
+           notes="rsqrt(0) = inf with gradient -inf, as torch", complex_samples=2),
     _unary("reciprocal", lambda x: x.reciprocal(), lambda xp, x: 1.0 / x, gen=nonzero,
-           errors=NO_ERRORS),
+           errors=NO_ERRORS, complex_samples=2),
 ]
 
 
@@ -132,7 +132,8 @@ def _round_errors():
 ZERO_GRAD = "gradient 0 everywhere (also at the jumps), as torch"
 
 ROUNDING_OPS = [
-    _unary("square", tg.square, lambda xp, x: x * x, int_out=I64, extra=_square_extra),
+    _unary("square", tg.square, lambda xp, x: x * x, int_out=I64, extra=_square_extra,
+           complex_samples=2),
     _unary("floor", tg.floor, _rounding_ref(lambda xp, x: xp.floor(x)), int_out=I64,
            errors=_no_bool("floor"), notes=ZERO_GRAD),
     _unary("ceil", lambda x: x.ceil(), _rounding_ref(lambda xp, x: xp.ceil(x)), int_out=I64,
@@ -319,9 +320,16 @@ def _classify_samples(rng, dtype):
     return out
 
 
+def _classify_complex(rng, dtype):
+    """NaN or inf in either part (torch: isnan if a part is NaN, isinf if a part is inf)."""
+    x = cuniform(rng, (2, 4), dtype)
+    x[0] = complex(NAN, 1.0), complex(1.0, INF), complex(-INF, NAN), complex(0.0, -2.0)
+    return [Sample((x,)), Sample((cuniform(rng, (), dtype),))]
+
+
 def _classify(name, ref):
     return OpInfo(name, getattr(tg, name), ref, _classify_samples, differentiable=False,
-                  out_dtype=BOOL)
+                  out_dtype=BOOL, complex_samples=_classify_complex)
 
 
 NAN_OPS = [
@@ -579,6 +587,14 @@ POINTWISE_OPS = [
 
 
 # ---- logical and bitwise (no gradient) ----------------------------------------------------------
+def _logical_complex(rng, dtype):
+    """Complex operands are true unless both parts are 0 (torch)."""
+    x, y = cuniform(rng, (3, 4), dtype), cuniform(rng, (4,), dtype)
+    x[0, :3] = 0.0, 1j, -0.5
+    y[:2] = 0.0, 2j
+    return [Sample((x, y)), Sample((x, rng.random((3, 4)) > 0.5))]
+
+
 def _logical_samples(rng, dtype):
     return _bools(rng, dtype) + [Sample((ints(rng, (3, 4), -1, 2), grid(rng, (4,), F32))),
                                  Sample((grid(rng, (3,), F64), ints(rng, (3,), -1, 2)))]
@@ -602,7 +618,8 @@ def _bitwise_errors(name):
 
 def _logical(name, np_name):
     return OpInfo(name, getattr(tg, name), lambda xp, x, y: getattr(xp, np_name)(x, y),
-                  _logical_samples, differentiable=False, out_dtype=BOOL, dtypes=(F32,))
+                  _logical_samples, differentiable=False, out_dtype=BOOL, dtypes=(F32,),
+                  complex_samples=_logical_complex)
 
 
 def _bitwise(name, operator):
@@ -621,11 +638,12 @@ LOGICAL_OPS = [
     _logical("logical_xor", "logical_xor"),
     OpInfo("logical_and_mixed", tg.logical_and, lambda xp, x, y: xp.logical_and(x, y),
            _logical_samples, differentiable=False, out_dtype=BOOL, dtypes=(F32,),
-           covers=("logical_and",)),
+           covers=("logical_and",), complex_samples=_logical_complex),
     OpInfo("logical_not_mixed", lambda x: x.logical_not(), lambda xp, x: xp.logical_not(x),
            lambda rng, dtype: [Sample((ints(rng, (3, 4), -1, 2),)),
                                Sample((grid(rng, (4,), F32),))],
-           differentiable=False, out_dtype=BOOL, dtypes=(F32,), covers=("logical_not",)),
+           differentiable=False, out_dtype=BOOL, dtypes=(F32,), covers=("logical_not",),
+           complex_samples=lambda rng, dtype: [Sample(_logical_complex(rng, dtype)[0].args[:1])]),
     _bitwise("bitwise_and", lambda x, y: x & y),
     _bitwise("bitwise_or", lambda x, y: x | y),
     _bitwise("bitwise_xor", tg.bitwise_xor),

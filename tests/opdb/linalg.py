@@ -121,17 +121,21 @@ def _outer_samples(rng, dtype):
 
 PRODUCT_OPS = [
     OpInfo("mm", tg.mm, lambda xp, a, b: xp.matmul(a, b),
-           _pair_samples([((3, 4), (4, 2)), ((1, 3), (3, 1))]), error_inputs=_mm_errors),
+           _pair_samples([((3, 4), (4, 2)), ((1, 3), (3, 1))]), error_inputs=_mm_errors,
+           complex_samples=2),
     OpInfo("bmm", lambda a, b: a.bmm(b), lambda xp, a, b: xp.matmul(a, b),
            _pair_samples([((2, 3, 4), (2, 4, 2)), ((1, 2, 1), (1, 1, 3))]),
-           error_inputs=_bmm_errors),
+           error_inputs=_bmm_errors, complex_samples=2),
     OpInfo("mv", tg.mv, lambda xp, a, v: xp.matmul(a, v),
-           _pair_samples([((3, 4), (4,)), ((1, 2), (2,))]), error_inputs=_mv_errors),
+           _pair_samples([((3, 4), (4,)), ((1, 2), (2,))]), error_inputs=_mv_errors,
+           complex_samples=2),
     OpInfo("dot", lambda a, b: a.dot(b), lambda xp, a, b: xp.dot(a, b),
-           _pair_samples([((4,), (4,)), ((1,), (1,))]), error_inputs=_dot_errors),
+           _pair_samples([((4,), (4,)), ((1,), (1,))]), error_inputs=_dot_errors,
+           complex_samples=2),
     OpInfo("outer", tg.outer, lambda xp, a, b: xp.outer(a, b), _outer_samples,
            error_inputs=lambda: [ErrorInput((_f(2, 3), _f(3)), ValueError,
-                                            ("outer", "1-D argument self", "2-D"))]),
+                                            ("outer", "1-D argument self", "2-D"))],
+           complex_samples=2),
 ]
 
 
@@ -167,7 +171,7 @@ def _tensordot_errors():
 
 
 TENSORDOT = OpInfo("tensordot", tg.tensordot, _tensordot_ref, _tensordot_samples,
-                   error_inputs=_tensordot_errors)
+                   error_inputs=_tensordot_errors, complex_samples=2)
 
 
 # ---- einsum -----------------------------------------------------------------------------------
@@ -226,7 +230,8 @@ def _einsum_errors():
 
 
 EINSUM = OpInfo("einsum", lambda *xs, equation: tg.einsum(equation, *xs), _einsum_ref,
-                _einsum_samples, error_inputs=_einsum_errors, executor_samples=(0, 8))
+                _einsum_samples, error_inputs=_einsum_errors, executor_samples=(0, 8),
+                complex_samples=3)
 
 
 # ---- inv, solve, det, slogdet -----------------------------------------------------------------

@@ -810,7 +810,7 @@ OTHER_OPS = [
            notes="training: batch statistics (biased variance); eval: running statistics"),
     OpInfo("linear", F.linear, _linear_ref, _linear_samples,
            error_inputs=lambda: [ErrorInput((_f(2, 3), _f(4, 3), _f(5)), ValueError,
-                                            ("linear", "bias", "f32[5]"))]),
+                                            ("linear", "bias", "f32[5]"))], complex_samples=2),
     OpInfo("embedding", F.embedding, _embedding_ref, _embedding_samples,
            error_inputs=_embedding_errors, executor_samples=(1,),
            notes="the padding_idx row gets no gradient; repeated indices accumulate, as torch"),

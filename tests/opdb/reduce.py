@@ -14,7 +14,8 @@ import numpy as np
 
 import tracegrad as tg
 
-from .core import BOOL, F32, F64, I64, ErrorInput, OpInfo, Sample, grid, ints, uniform
+from .core import (BOOL, F32, F64, I64, ErrorInput, OpInfo, Sample, cuniform, grid, ints,
+                   uniform, with_imag)
 
 INF = math.inf
 
@@ -73,10 +74,18 @@ def _prod_samples(rng, dtype):
     return out
 
 
+def _prod_complex(rng, dtype):
+    """Complex products with exact zeros (one and two per row) and over all dims."""
+    z = with_imag(rng, uniform(rng, (3, 4), F64, 0.5, 1.5), dtype, 0.5)
+    z[0, 1] = 0.0
+    z[1, 0] = z[1, 2] = 0.0
+    return [Sample((z,), {"dim": 1}), Sample((cuniform(rng, (2, 3), dtype, 0.5, 1.5),))]
+
+
 def _prod_ref(xp, x, dim=None, keepdim=False, dtype=None):
     # jax's prod gradient is exact at zeros (products of the others), as torch's
     return xp.prod(x, axis=_axis(x, dim), keepdims=keepdim,
-                   dtype=None if x.dtype.kind == "f" else np.int64)
+                   dtype=None if x.dtype.kind in "fc" else np.int64)
 
 
 # ---- amin; max / min ------------------------------------------------------------------------
@@ -326,7 +335,7 @@ def _scan_ref(fn):
     def ref(xp, x, dim, dtype=None):
         if dtype is not None:
             x = x.astype(dtype.numpy)
-        elif x.dtype.kind != "f":
+        elif x.dtype.kind not in "fc":
             x = x.astype(np.int64)
         if x.ndim == 0:
             return x
@@ -471,7 +480,7 @@ _NAN_REFS = {"max": lambda xp, x, d: _max_ref("argmax", "max", "maximum")(xp, x,
 # ---- the entries ----------------------------------------------------------------------------
 OPS = [
     OpInfo("prod", lambda x, **kw: x.prod(**kw), _prod_ref, _prod_samples,
-           error_inputs=lambda: _dim_errors("prod"),
+           error_inputs=lambda: _dim_errors("prod"), complex_samples=_prod_complex,
            notes="exact at zeros: one zero in a slice gets the product of the others; with "
                  "two, no gradient (second derivatives exact too)"),
     OpInfo("amin", lambda x, **kw: x.amin(**kw),
@@ -510,10 +519,10 @@ OPS = [
            notes="p=2/'fro': 0 where the norm is 0; p=1: 0 at 0; p=inf/-inf: tied |x| "
                  "share evenly"),
     OpInfo("cumsum", lambda x, *a, **kw: x.cumsum(*a, **kw), _scan_ref("cumsum"),
-           _cumsum_samples, error_inputs=lambda: _dim_errors("cumsum")),
+           _cumsum_samples, error_inputs=lambda: _dim_errors("cumsum"), complex_samples=2),
     OpInfo("cumprod", lambda x, *a, **kw: tg.cumprod(x, *a, **kw), _scan_ref("cumprod"),
            _cumprod_samples, error_inputs=lambda: _dim_errors("cumprod"),
-           covers=("cumprod", "linear_scan"),
+           covers=("cumprod", "linear_scan"), complex_samples=2,
            notes="exact at zeros (no division): the first zero of a slice gets the products "
                  "that skip it, later entries none"),
     OpInfo("cummax", lambda x, dim: _pair(x.cummax(dim)), _cum_ref(True), _cum_samples,

@@ -35,6 +35,7 @@ from tracegrad.ir.types import from_numpy
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from opdb import F32, F64, NOT_IN_OPDB, OPS  # noqa: E402
+from opdb.core import C64, C128  # noqa: E402
 
 FD_EPS = 1e-6
 FD_TOL = (1e-6, 1e-5)  # (atol, rtol) on the directional derivative
@@ -65,15 +66,15 @@ def _expected_dtype(info, dtype, sample):
 
 def _diff_positions(sample) -> list[int]:
     return [i for i, a in enumerate(sample.args)
-            if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+            if isinstance(a, np.ndarray) and a.dtype.kind in "fc"]
 
 
 def _cases():
     out = []
     for info in OPS:
-        for dtype in info.dtypes:
+        for dtype in info.all_dtypes:   # complex64/complex128 too where the op takes them
             rng = np.random.default_rng(_seed(info.name, dtype.name))
-            for i, s in enumerate(info.sample_inputs(rng, dtype)):
+            for i, s in enumerate(info.samples(rng, dtype)):
                 out.append((info, dtype, i, s))
     return out
 
@@ -85,27 +86,38 @@ def _xfail(reason: str) -> list:
     return [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
 
 
-def _params(cases, keep: int | None = None):
+def _params(cases, keep: int | None = None, keep_complex: dict | None = None):
     """pytest params; with `keep`, samples past the first `keep` of each op and dtype are
     marked slow (`make test` skips them to stay inside its time budget; `make test-all`
-    runs everything)."""
-    def marks(i, s):
-        extra = [pytest.mark.slow] if keep is not None and i >= keep else []
+    runs everything); `keep_complex` overrides `keep` for complex dtypes."""
+    def marks(i, dtype, s):
+        n = keep_complex.get(dtype, keep) if keep_complex and dtype.is_complex else keep
+        extra = [pytest.mark.slow] if n is not None and i >= n else []
         return _xfail(s.xfail) + extra
-    return [pytest.param(info, dtype, s, id=f"{info.name}-{dtype.short}-{i}", marks=marks(i, s))
+    return [pytest.param(info, dtype, s, id=f"{info.name}-{dtype.short}-{i}",
+                         marks=marks(i, dtype, s))
             for info, dtype, i, s in cases]
+
+
+def _values_only(monkeypatch, dtype) -> None:
+    """Complex samples check gradient values on the interpreter alone (cross-check off): the
+    executors' agreement on complex programs is `test_executors_agree`'s, and each jax run
+    would be one more jit compile."""
+    if dtype.is_complex:
+        monkeypatch.setenv("TRACEGRAD_CROSSCHECK", "0")
 
 
 def _has_grad(info, dtype, s) -> bool:
     return (info.differentiable and bool(_diff_positions(s))
-            and _expected_dtype(info, dtype, s).is_floating_point)
+            and _expected_dtype(info, dtype, s).is_differentiable)
 
 
 GRAD_CASES = [c for c in CASES if _has_grad(c[0], c[1], c[3])]
 FD_CASES = [c for c in GRAD_CASES
-            if c[3].fd and _expected_dtype(c[0], c[1], c[3]) is F64
-            and all(c[3].args[i].dtype == np.float64 for i in _diff_positions(c[3]))]
-EXECUTOR_CASES = [c for c in GRAD_CASES if c[1] is F32 and c[2] in c[0].executor_samples]
+            if c[3].fd and _expected_dtype(c[0], c[1], c[3]) in (F64, C128)
+            and all(c[3].args[i].dtype in (np.float64, np.complex128)
+                    for i in _diff_positions(c[3]))]
+EXECUTOR_CASES = [c for c in GRAD_CASES if c[1] in (F32, C64) and c[2] in c[0].executor_samples]
 ERROR_CASES = [pytest.param(info, e, id=f"{info.name}-{k}", marks=_xfail(e.xfail))
                for info in OPS for k, e in enumerate(info.error_inputs())]
 
@@ -113,18 +125,23 @@ ERROR_CASES = [pytest.param(info, e, id=f"{info.name}-{k}", marks=_xfail(e.xfail
 # ---- helpers ------------------------------------------------------------------------------
 def _tensors(args, requires_grad=True) -> list:
     """Arrays -> tensors (floating ones require grad); other arguments unchanged."""
-    return [tg.tensor(a, requires_grad=requires_grad and a.dtype.kind == "f")
+    return [tg.tensor(a, requires_grad=requires_grad and a.dtype.kind in "fc")
             if isinstance(a, np.ndarray) else a for a in args]
 
 
 def _upcast(args) -> list:
-    """Floating arrays in float64, for references more accurate than the op under test."""
-    return [a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a
-            for a in args]
+    """Floating arrays in float64 (complex in complex128), for references more accurate
+    than the op under test."""
+    wide = {"f": np.float64, "c": np.complex128}
+    return [a.astype(wide[a.dtype.kind]) if isinstance(a, np.ndarray) and a.dtype.kind in wide
+            else a for a in args]
 
 
 def _cotangent(rng, out) -> np.ndarray:
-    return np.asarray(rng.standard_normal(out.shape)).astype(out.dtype.numpy)
+    u = rng.standard_normal(out.shape)
+    if out.dtype.is_complex:
+        u = u + 1j * rng.standard_normal(out.shape)
+    return np.asarray(u).astype(out.dtype.numpy)
 
 
 def _joined(out, xp=None):
@@ -133,9 +150,9 @@ def _joined(out, xp=None):
     if not isinstance(out, (tuple, list)):
         return out
     if xp is None:
-        flat = [o.reshape(-1) for o in out if o.dtype.is_floating_point]
+        flat = [o.reshape(-1) for o in out if o.dtype.is_differentiable]
         return flat[0] if len(flat) == 1 else tg.cat(flat)
-    flat = [xp.ravel(o) for o in out if np.issubdtype(o.dtype, np.floating)]
+    flat = [xp.ravel(o) for o in out if np.issubdtype(o.dtype, np.inexact)]
     return flat[0] if len(flat) == 1 else xp.concatenate(flat)
 
 
@@ -168,10 +185,12 @@ def _jax_vjp(info, sample, u) -> list[np.ndarray]:
             a[i] = p
         return _joined(info.ref(jnp, *a, **sample.kwargs), jnp)
 
+    # jax's complex convention is the conjugate of torch's: torch's VJP of u is
+    # conj(jax's VJP of conj(u)) (for real values conj changes nothing)
     with jax.enable_x64(True):
         out, pullback = jax.vjp(f, *[jnp.asarray(args[i]) for i in diff])
-        grads = pullback(jnp.asarray(u, dtype=out.dtype))
-        return [np.asarray(g) for g in grads]
+        grads = pullback(jnp.conj(jnp.asarray(u, dtype=out.dtype)))
+        return [np.conj(np.asarray(g)) for g in grads]
 
 
 def _verify_cached_programs(out) -> None:
@@ -185,7 +204,7 @@ def _verify_cached_programs(out) -> None:
 
 def _tol(info, *dtypes) -> tuple[float, float]:
     """The loosest tolerance among the dtypes a result went through."""
-    tols = [info.tol(d) for d in dtypes if d.is_floating_point]
+    tols = [info.tol(d) for d in dtypes if d.is_differentiable]
     return max(t[0] for t in tols), max(t[1] for t in tols)
 
 
@@ -194,7 +213,7 @@ def _float_dtypes(sample) -> list:
 
 
 def _assert_close(actual, expected, dtype, tols, what=""):
-    if dtype.is_floating_point:
+    if dtype.is_differentiable:
         atol, rtol = tols
         np.testing.assert_allclose(actual, expected, atol=atol, rtol=rtol, err_msg=what,
                                    equal_nan=False)
@@ -212,22 +231,26 @@ def test_forward_matches_reference(info, dtype, sample):
     for k, (out, expected) in enumerate(zip(outs, refs)):
         expected = np.asarray(expected)
         want = _expected_dtype(info, dtype, sample)
-        if len(outs) > 1 and expected.dtype.kind != "f":   # indices: the reference's dtype
+        if len(outs) > 1 and expected.dtype.kind not in "fc":   # indices: the reference's
             want = from_numpy(expected.dtype)
         assert isinstance(out, tg.Tensor)
         assert out.dtype is want, f"output {k}: dtype {out.dtype}, torch gives {want}"
         assert out.shape == expected.shape, f"output {k}"
         _assert_close(out.detach().numpy(), expected, want, info.tol(want), f"output {k}")
         # torch: only float results of differentiable ops on inputs that require grad do
-        assert out.requires_grad == (want.is_floating_point and _has_grad(info, dtype, sample))
+        assert out.requires_grad == (want.is_differentiable and _has_grad(info, dtype, sample))
     # each recorded kernel returned exactly the shape and dtype its `infer` promised
     for node in engine._collect(list(outs)):
         for t, a in zip(node.out_types, node.saved_outputs):
             assert (t.shape, t.dtype) == (a.shape, from_numpy(a.dtype)), node.op.name
 
 
-@pytest.mark.parametrize("info,dtype,sample", _params(GRAD_CASES, keep=2))
-def test_vjp_matches_jax(info, dtype, sample):
+# complex: the finite differences below pin torch's convention; the conjugated jax.vjp
+# comparison runs in `make test-all` only (one jax trace per op and dtype)
+@pytest.mark.parametrize("info,dtype,sample", _params(GRAD_CASES, keep=2,
+                                                      keep_complex={C64: 0, C128: 0}))
+def test_vjp_matches_jax(info, dtype, sample, monkeypatch):
+    _values_only(monkeypatch, dtype)
     rng = np.random.default_rng(_seed("jax", info.name))
     out, u, grads = _tg_vjp(info, sample, rng=rng)
     expected = _jax_vjp(info, sample, u)
@@ -237,8 +260,9 @@ def test_vjp_matches_jax(info, dtype, sample):
     _verify_cached_programs(out)
 
 
-@pytest.mark.parametrize("info,dtype,sample", _params(FD_CASES, keep=3))
-def test_vjp_matches_finite_differences(info, dtype, sample):
+@pytest.mark.parametrize("info,dtype,sample", _params(FD_CASES, keep=3, keep_complex={C128: 1}))
+def test_vjp_matches_finite_differences(info, dtype, sample, monkeypatch):
+    _values_only(monkeypatch, dtype)
     rng = np.random.default_rng(_seed("fd", info.name))
     out, u, grads = _tg_vjp(info, sample, rng=rng)
     consts = _tensors(sample.args, requires_grad=False)
@@ -252,10 +276,16 @@ def test_vjp_matches_finite_differences(info, dtype, sample):
     for i, g in zip(_diff_positions(sample), grads):
         x = sample.args[i]
         v = np.asarray(rng.standard_normal(x.shape))
-        jvp = (f(i, x + FD_EPS * v) - f(i, x - FD_EPS * v)) / (2 * FD_EPS)
-        numeric, analytic = np.sum(u * jvp), np.sum(g * v)
-        np.testing.assert_allclose(analytic, numeric, atol=FD_TOL[0], rtol=FD_TOL[1],
-                                   err_msg=f"<vjp, v> vs finite differences, argument {i}")
+        # a complex input is perturbed along its real part, then along its imaginary part
+        # (torch's complex gradcheck); with the gradient g = dL/dRe + i dL/dIm of the real
+        # loss L = Re <u, f>, <g, v> is Re sum(conj(g) v)
+        for part, d in (("real", v), ("imaginary", 1j * v))[:2 if x.dtype.kind == "c" else 1]:
+            jvp = (f(i, x + FD_EPS * d) - f(i, x - FD_EPS * d)) / (2 * FD_EPS)
+            numeric = np.real(np.sum(np.conj(u) * jvp))
+            analytic = np.real(np.sum(np.conj(g) * d))
+            np.testing.assert_allclose(analytic, numeric, atol=FD_TOL[0], rtol=FD_TOL[1],
+                                       err_msg=f"<vjp, v> vs finite differences, argument {i} "
+                                               f"({part} part)")
     _verify_cached_programs(out)
 
 
@@ -304,11 +334,14 @@ def test_opdb_covers_the_registry():
 
 def test_every_op_has_samples_in_each_dtype():
     for info in OPS:
-        for dtype in info.dtypes:
+        for dtype in info.all_dtypes:
             n = sum(1 for c in CASES if c[0] is info and c[1] is dtype)
             assert n >= 1, f"{info.name} has no {dtype.name} samples"
         if info.differentiable:
             assert any(c[0] is info for c in FD_CASES), f"{info.name}: no finite-difference case"
+            if info.complex_samples is not None:
+                assert any(c[0] is info and c[1] is C128 for c in FD_CASES), \
+                    f"{info.name}: no complex128 finite-difference case"
             assert any(c[0] is info for c in EXECUTOR_CASES), f"{info.name}: no executor case"
 
 
@@ -344,12 +377,15 @@ def _first(cases, n: int, key=lambda c: (c[0].name, c[1])) -> list:
     return out
 
 
+# (tg.autograd.gradcheck is real-only: complex samples have their real/imaginary finite
+# differences in test_vjp_matches_finite_differences)
 GRADCHECK_CASES = _first([c for c in FD_CASES if not _skipped(c[0], "gradcheck")
-                          and not c[3].xfail],
+                          and not c[3].xfail and not c[1].is_complex],
                          GRADCHECK_SAMPLES)
 GRADGRADCHECK_CASES = _first([c for c in GRADCHECK_CASES if c[0].supports_gradgrad
                               and not _skipped(c[0], "gradgradcheck")], GRADGRADCHECK_SAMPLES)
-COMPILE_CASES = _first([c for c in CASES if not _skipped(c[0], "compile") and not c[3].xfail],
+COMPILE_CASES = _first([c for c in CASES if not _skipped(c[0], "compile") and not c[3].xfail
+                        and c[1] is not C128],   # complex: complex64 (one trace per op)
                        1)
 
 # Reported bugs these checks found: (check, op, dtype) -> reason.  Each runs as a strict
@@ -444,7 +480,7 @@ def test_compile_matches_eager(info, dtype, sample):
     with tg.no_grad():
         probe = _outputs(info.fn(*_tensors(sample.args, requires_grad=False), **sample.kwargs))
     rng = np.random.default_rng(_seed("compile", info.name))
-    weights = [tg.tensor(_cotangent(rng, o)) for o in probe if o.dtype.is_floating_point]
+    weights = [tg.tensor(_cotangent(rng, o)) for o in probe if o.dtype.is_differentiable]
 
     def step(*tensors):
         a = list(sample.args)
@@ -452,8 +488,9 @@ def test_compile_matches_eager(info, dtype, sample):
             a[i] = t
         out = info.fn(*a, **sample.kwargs)
         if grad:
-            floats = [o for o in _outputs(out) if o.dtype.is_floating_point]
+            floats = [o for o in _outputs(out) if o.dtype.is_differentiable]
             terms = [(o * w).sum() for o, w in zip(floats, tensors[len(pos):]) if o.requires_grad]
+            terms = [t.real if t.is_complex() else t for t in terms]   # a real loss
             if terms:
                 sum(terms[1:], terms[0]).backward()
         return out
@@ -477,8 +514,9 @@ def test_compile_matches_eager(info, dtype, sample):
 
 def _assert_same(actual, expected, tols, what):
     """Two runs of the same computation: close, NaN where the other has NaN."""
-    if expected.dtype.kind in "fV":
-        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64),
+    if expected.dtype.kind in "fcV":
+        wide = np.complex128 if expected.dtype.kind == "c" else np.float64
+        np.testing.assert_allclose(actual.astype(wide), expected.astype(wide),
                                    atol=tols[0], rtol=tols[1], err_msg=what)
     else:
         np.testing.assert_array_equal(actual, expected, err_msg=what)

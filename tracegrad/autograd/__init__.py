@@ -1,5 +1,7 @@
 """torch.autograd-shaped namespace: backward, grad, grad modes, the tape's Node."""
 from . import graph  # noqa: F401  (tg.autograd.graph.saved_tensors_hooks ...)
+from . import profiler  # noqa: F401  (tg.autograd.profiler.profile, record_function)
+from . import forward_ad, functional  # noqa: F401  (tg.autograd.forward_ad.make_dual ...)
 from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                       set_detect_anomaly)
 from .engine import backward, grad

@@ -171,7 +171,7 @@ def nan_plan(g) -> list:
     for n in g.nodes:
         entry = []
         for j, o in enumerate(n.outputs):
-            if id(o) in leaving and n.fwd_id is not None and o.type.dtype.is_floating_point:
+            if id(o) in leaving and n.fwd_id is not None and o.type.dtype.is_differentiable:
                 c = count.get(n.fwd_id, 0)
                 count[n.fwd_id] = c + 1
                 entry.append((j, c))

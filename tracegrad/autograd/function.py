@@ -33,7 +33,7 @@ import inspect
 import numpy as np
 
 from tracegrad.ir import types as T
-from tracegrad.ir.registry import INTERNAL, REQUIRED, defop
+from tracegrad.ir.registry import COMPLEX, INTERNAL, REQUIRED, defop
 
 from .. import _state
 from .graph import Node
@@ -45,9 +45,9 @@ def _custom_vjp(b, ct, *values, name, node, out_types):
     n_out = len(out_types)
     ins = values[:len(values) - n_out]
     cts = list(ct) if n_out > 1 else [ct]
-    defined = tuple(t.dtype.is_floating_point and not materialized_zero(c)
+    defined = tuple(t.dtype.is_differentiable and not materialized_zero(c)
                     for c, t in zip(cts, out_types))
-    wanted = [i for i, x in enumerate(ins) if x.dtype.is_floating_point]
+    wanted = [i for i, x in enumerate(ins) if x.dtype.is_differentiable]
     res = host(b, [c for c, d in zip(cts, defined) if d], kind="custom", node=node, mask=defined,
                out_types=tuple(ins[i].type for i in wanted))
     grads = [None] * len(ins)
@@ -60,7 +60,7 @@ CUSTOM_FUNCTION = defop(
     "custom_function", "*inputs", attrs=(("name", REQUIRED), ("node", REQUIRED),
                                          ("out_types", REQUIRED)),
     infer=lambda types, *, out_types, **_: tuple(out_types), kernel=_never("custom_function"),
-    vjp=_custom_vjp, flags=INTERNAL, ref="torch.autograd.Function")
+    vjp=_custom_vjp, flags=INTERNAL | COMPLEX, ref="torch.autograd.Function")
 
 
 class FunctionCtx:
@@ -74,6 +74,10 @@ class FunctionCtx:
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} "
                                 f"is of type {type(t).__name__}")
         self._to_save = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        """Keep tensors for ``jvp`` (forward-mode AD), which reads them as ``ctx.saved_tensors``."""
+        self._saved_forward = tensors
 
     def mark_dirty(self, *tensors) -> None:
         """Declare inputs that ``forward`` modified in place (they must be returned)."""
@@ -95,6 +99,8 @@ class FunctionCtx:
             RuntimeError: after backward freed them (retain_graph=False), or when
                 one was modified in place since (torch's messages).
         """
+        if getattr(self, "_in_jvp", False):   # inside Function.jvp: save_for_forward's
+            return tuple(getattr(self, "_saved_forward", ()))
         if not getattr(self, "_recorded", False):
             return tuple(getattr(self, "_to_save", ()))
         if self.saved_outputs is None:   # freed by a backward without retain_graph
@@ -186,11 +192,21 @@ class Function:
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """Output tangents from input tangents, for forward-mode AD (one per ``forward`` argument:
+        zeros for a tensor without tangent, None for a non-tensor); see forward_ad.py."""
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward`` and record one node whose backward is ``cls.backward``."""
         if kwargs:   # bind keywords to forward's positional parameters, as torch
             args = _bind(cls, args, kwargs)
+        if _state.local.fw_level is not None:   # dual inputs: tangents by cls.jvp
+            from .forward_ad import function_apply
+            return function_apply(cls, args, _apply)
         return _apply(cls, args)
 
 
@@ -208,7 +224,7 @@ def _bind(cls, args, kwargs) -> tuple:
     return tuple(bound.args)
 
 
-def _apply(cls, args: tuple):
+def _apply(cls, args: tuple, ctx_out: list | None = None):
     from .._dispatch import _edge
     from ..tensor import Tensor
     from .grad_mode import no_grad
@@ -217,6 +233,8 @@ def _apply(cls, args: tuple):
     needs = tuple(isinstance(a, Tensor) and a._requires_grad and grad_on for a in args)
     ctx = cls._backward_cls.__new__(cls._backward_cls)
     ctx._init_ctx(needs)
+    if ctx_out is not None:   # forward_ad.function_apply calls jvp on this ctx afterwards
+        ctx_out.append(ctx)
     tensor_args = [a for a in args if isinstance(a, Tensor)]
     edges = tuple(_edge(a) if n else None for a, n in zip(args, needs) if isinstance(a, Tensor))
     in_types = tuple(a._type for a in tensor_args)
@@ -265,7 +283,7 @@ def _apply(cls, args: tuple):
     ctx.extra = extra
     ctx._arg_is_tensor = tuple(isinstance(a, Tensor) for a in args)
     for k, o in enumerate(out_tensors):
-        if o.dtype.is_floating_point and id(outputs[positions[k]]) not in non_diff:
+        if o.dtype.is_differentiable and id(outputs[positions[k]]) not in non_diff:
             o._requires_grad = True
             o.grad_fn = ctx
             o._out_index = k
@@ -335,7 +353,7 @@ def run_backward(node: BackwardCFunction, attrs: dict, inputs: list) -> list:
     grads = []
     for defined, t in zip(attrs["mask"], node.out_types):
         g = next(it) if defined else None
-        if g is None and node._materialize and t.dtype.is_floating_point:
+        if g is None and node._materialize and t.dtype.is_differentiable:
             from .._ops import full
             g = full(t.shape, 0, t.dtype)
         grads.append(g)
@@ -359,7 +377,7 @@ def run_backward(node: BackwardCFunction, attrs: dict, inputs: list) -> list:
             continue
         t = node.in_types[k]
         k += 1
-        if not t.dtype.is_floating_point:
+        if not t.dtype.is_differentiable:
             continue
         if r is not None:
             if not isinstance(r, Tensor):

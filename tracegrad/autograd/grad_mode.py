@@ -6,33 +6,41 @@ import functools
 from .. import _state
 
 
+def _set_mode(mode: bool) -> None:
+    """Grad mode as the user set it (`is_grad_enabled`), and whether ops record: never inside
+    inference mode, where torch keeps even ``enable_grad`` blocks from recording."""
+    local = _state.local
+    local.grad_mode = mode
+    local.grad_enabled = mode and not local.inference
+
+
 class _GradMode:
     """Context manager and decorator that sets grad mode to `self.mode` inside."""
 
     mode = True
 
     def __enter__(self):
-        self._prev = _state.local.grad_enabled
-        _state.local.grad_enabled = self.mode
+        self._prev = _state.local.grad_mode
+        _set_mode(self.mode)
         return self
 
     def __exit__(self, *exc):
-        _state.local.grad_enabled = self._prev
+        _set_mode(self._prev)
         return False
 
     def __call__(self, fn):
         mode = self.mode
         if isinstance(self, set_grad_enabled):  # as a decorator it must not switch the mode now
-            _state.local.grad_enabled = self._prev
+            _set_mode(self._prev)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            prev = _state.local.grad_enabled
-            _state.local.grad_enabled = mode
+            prev = _state.local.grad_mode
+            _set_mode(mode)
             try:
                 return fn(*args, **kwargs)
             finally:
-                _state.local.grad_enabled = prev
+                _set_mode(prev)
         return wrapper
 
 
@@ -43,7 +51,8 @@ class no_grad(_GradMode):
 
 
 class enable_grad(_GradMode):
-    """Enable recording inside the block (torch.enable_grad)."""
+    """Enable recording inside the block (torch.enable_grad); inside inference mode
+    ops still do not record, as in torch."""
 
     mode = True
 
@@ -52,16 +61,16 @@ class set_grad_enabled(_GradMode):
     """Set grad mode to `mode`: immediately as a function, restored by a `with` block."""
 
     def __init__(self, mode: bool):
-        self._prev = _state.local.grad_enabled
+        self._prev = _state.local.grad_mode
         self.mode = bool(mode)
-        _state.local.grad_enabled = self.mode
+        _set_mode(self.mode)
 
     def __enter__(self):
         return self
 
 
 def is_grad_enabled() -> bool:
-    return _state.local.grad_enabled
+    return _state.local.grad_mode
 
 
 class inference_mode:
@@ -84,9 +93,9 @@ class inference_mode:
 
     def __enter__(self):
         local = _state.local
-        self._prev = (local.grad_enabled, local.inference)
+        self._prev = (local.grad_mode, local.inference)
         local.inference = self.mode
-        local.grad_enabled = (not self.mode) and (local.grad_enabled or self._prev[1])
+        _set_mode(not self.mode)   # torch: inference_mode(m) sets grad mode to (not m)
         if self.mode and not local.inference_seen:
             from .saved_hooks import refresh_record_extras
             local.inference_seen = True
@@ -94,7 +103,8 @@ class inference_mode:
         return self
 
     def __exit__(self, *exc):
-        _state.local.grad_enabled, _state.local.inference = self._prev
+        _state.local.inference = self._prev[1]
+        _set_mode(self._prev[0])
         return False
 
     def __call__(self, fn):

@@ -76,6 +76,7 @@ def _check_inputs(inputs: tuple) -> list[int]:
     diff = []
     for idx, x in enumerate(inputs):
         if isinstance(x, Tensor) and x.requires_grad:
+            _reject_complex(f"input #{idx}", x)
             if x.dtype.name != "float64":
                 warnings.warn(f"Input #{idx} requires gradient and is not a double precision "
                               "floating point. This check will likely fail if all the inputs "
@@ -90,7 +91,18 @@ def _check_inputs(inputs: tuple) -> list[int]:
 
 def _differentiable(outputs: tuple) -> list[int]:
     """Positions of the outputs that require grad (torch's ``_differentiable_outputs``)."""
-    return [k for k, o in enumerate(outputs) if isinstance(o, Tensor) and o.requires_grad]
+    out = [k for k, o in enumerate(outputs) if isinstance(o, Tensor) and o.requires_grad]
+    for k in out:
+        _reject_complex(f"output #{k}", outputs[k])
+    return out
+
+
+def _reject_complex(what: str, t: Tensor) -> None:
+    if t.dtype.is_complex:   # the real/imaginary checks of torch's complex gradcheck
+        raise NotImplementedError(
+            f"gradcheck: {what} is {t.dtype.name}; complex inputs and outputs are not supported "
+            "yet (tests/ops/test_ops.py checks complex gradients by finite differences along "
+            "the real and imaginary parts)")
 
 
 @contextmanager

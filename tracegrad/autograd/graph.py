@@ -18,6 +18,8 @@ from __future__ import annotations
 import itertools
 import threading
 
+from .. import _state
+
 from .saved_hooks import (  # noqa: F401  (torch.autograd.graph's names)
     allow_mutation_on_saved_tensors, disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks)
 
@@ -78,9 +80,10 @@ class NodeExtra:
         stack: the forward stack (``traceback.format_stack()``) in anomaly mode.
         packed: ``{(is_output, index): (packed, unpack_hook)}`` for saved values
             packed by ``saved_tensors_hooks``.
+        name: the node's torch name where it is not ``<Op>Backward0``.
     """
 
-    __slots__ = ("pre_hooks", "post_hooks", "tensor_hooks", "metadata", "stack", "packed")
+    __slots__ = ("pre_hooks", "post_hooks", "tensor_hooks", "metadata", "stack", "packed", "name")
 
     def __init__(self):
         self.pre_hooks: dict = {}
@@ -89,6 +92,7 @@ class NodeExtra:
         self.metadata = None
         self.stack = None
         self.packed = None
+        self.name = None   # torch's name where it differs from <Op>Backward0 (CopySlices)
 
     def hook_signature(self):
         """What the backward program's structure depends on: which hooks exist (not which)."""
@@ -144,6 +148,8 @@ class Node(_HookAPI):
         versions: per saved input then output, ``(version box, version seen)``.
         seq: recording order (torch's sequence number).
         loc: user source location.
+        sig: a hashable object standing for ``(op, attrs, in_types)`` in the backward
+            program cache key (`Frontend.call`'s cached plan), or None.
         extra: hooks, metadata, anomaly stack, packed values (`NodeExtra`) or None.
 
     Saved values read as ``_saved_<name>`` (and ``_raw_saved_<name>``), named
@@ -153,10 +159,10 @@ class Node(_HookAPI):
     """
 
     __slots__ = ("op", "attrs", "edges", "in_types", "saved_inputs", "saved_outputs", "versions",
-                 "out_types", "seq", "loc", "retained", "extra", "__weakref__")
+                 "out_types", "seq", "_loc", "retained", "extra", "sig", "__weakref__")
 
     def __init__(self, op, attrs, edges, in_types, saved_inputs, saved_outputs, versions,
-                 out_types, loc):
+                 out_types, loc, sig=None):
         self.op = op
         self.attrs = attrs
         self.edges = edges
@@ -167,11 +173,26 @@ class Node(_HookAPI):
         self.versions = versions
         self.out_types = out_types
         self.seq = next(_seq)
-        self.loc = loc
+        self._loc = loc   # a SourceLoc, or a `_state.user_frame` capture formatted on first read
         self.extra = None
+        self.sig = sig    # stands for (op, attrs, in_types) in the engine's cache key, or None
+
+    @property
+    def loc(self):
+        loc = self._loc
+        if type(loc) is tuple:
+            loc = self._loc = _state.location_of(loc)
+        return loc
+
+    @loc.setter
+    def loc(self, value) -> None:
+        self._loc = value
 
     def name(self) -> str:
-        """torch-style name, e.g. ``MulBackward0``."""
+        """torch-style name, e.g. ``MulBackward0``; ``torch::autograd::CopySlices`` for a base
+        whose view was written in place."""
+        if self.extra is not None and self.extra.name is not None:
+            return self.extra.name
         return f"{_camel(self.op.name)}Backward0"
 
     @property

@@ -39,7 +39,7 @@ import threading
 import numpy as np
 
 from tracegrad.ir.graph import Graph
-from tracegrad.ir.registry import INTERNAL, NONDIFF, REQUIRED, defop, get
+from tracegrad.ir.registry import COMPLEX, INTERNAL, NONDIFF, REQUIRED, defop, get
 
 from ..backends.executable import Executable
 
@@ -111,20 +111,22 @@ def _node_hooks_vjp(b, ct, *values, node, op, op_attrs, out_types, needs, pre, p
 TENSOR_HOOKS = defop(
     "tensor_hooks", "input", attrs=(("node", REQUIRED), ("index", REQUIRED), ("leaf", False)),
     infer=lambda types, **_: types[0], kernel=lambda xp, x, **_: x, vjp=_tensor_hooks_vjp,
-    flags=INTERNAL, ref="torch.Tensor.register_hook (a forward mark; see autograd/hooks.py)")
+    flags=INTERNAL | COMPLEX,
+    ref="torch.Tensor.register_hook (a forward mark; see autograd/hooks.py)")
 
 NODE_HOOKS = defop(
     "node_hooks", "*inputs",
     attrs=(("node", REQUIRED), ("op", REQUIRED), ("op_attrs", REQUIRED), ("out_types", REQUIRED),
            ("needs", REQUIRED), ("pre", REQUIRED), ("post", REQUIRED)),
-    infer=_declared_types, kernel=_never("node_hooks"), vjp=_node_hooks_vjp, flags=INTERNAL,
+    infer=_declared_types, kernel=_never("node_hooks"), vjp=_node_hooks_vjp,
+    flags=INTERNAL | COMPLEX,
     ref="torch.autograd.graph.Node.register_hook (a forward mark; see autograd/hooks.py)")
 
 HOST_CALL = defop(
     HOST, "*inputs",
     attrs=(("kind", REQUIRED), ("node", REQUIRED), ("index", 0), ("mask", ()),
            ("out_types", REQUIRED)),
-    infer=_declared_types, kernel=_never(HOST), vjp=NONDIFF, flags=INTERNAL,
+    infer=_declared_types, kernel=_never(HOST), vjp=NONDIFF, flags=INTERNAL | COMPLEX,
     ref="a Python hook or autograd.Function.backward (see autograd/hooks.py)")
 
 
@@ -229,7 +231,7 @@ def leaf_hooks(t) -> dict | None:
 def _differentiable(values) -> list[int]:
     """Positions of the floating-point values: a node's integer outputs (indices) are not
     among its gradients in torch, so node hooks never see them."""
-    return [j for j, v in enumerate(values) if v._type.dtype.is_floating_point]
+    return [j for j, v in enumerate(values) if v._type.dtype.is_differentiable]
 
 
 def _run_node_hooks(hooks: dict, args_of, current: tuple, what: str) -> tuple:

@@ -90,7 +90,7 @@ def vjp_reads(op, attrs: dict, in_types: tuple, out_types: tuple, needs: tuple) 
 
 def saved_positions(node) -> tuple:
     """The values `node` saves, given which of its inputs require grad."""
-    needs = tuple(e is not None and t.dtype.is_floating_point
+    needs = tuple(e is not None and t.dtype.is_differentiable
                   for e, t in zip(node.edges, node.in_types))
     return vjp_reads(node.op, node.attrs, node.in_types, node.out_types, needs)
 
@@ -98,7 +98,7 @@ def saved_positions(node) -> tuple:
 def saved_names(node) -> dict:
     """``{name: where}`` of the ``_saved_<name>`` accessors (torch's derivatives.yaml names)."""
     op = node.op
-    needs = tuple(t.dtype.is_floating_point for t in node.in_types)
+    needs = tuple(t.dtype.is_differentiable for t in node.in_types)
     reads = vjp_reads(op, node.attrs, node.in_types, node.out_types, needs)
     names = {}
     variadic = op.inputs and op.inputs[0].startswith("*")

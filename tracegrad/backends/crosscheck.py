@@ -14,7 +14,7 @@ import numpy as np
 from tracegrad.ir.graph import Graph
 
 _TOL = {"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (2e-4, 1e-5),
-        "float64": (1e-9, 1e-12)}
+        "float64": (1e-9, 1e-12), "complex64": (2e-4, 1e-5), "complex128": (1e-9, 1e-12)}
 
 
 def enabled() -> bool:
@@ -34,11 +34,12 @@ def compare(g: Graph, inputs: list, jax_outputs: list) -> list[np.ndarray]:
         if a.shape != b.shape or a.dtype != b.dtype:
             raise RuntimeError(f"crosscheck @{g.name} output {i}: interpreter gives "
                                f"{a.dtype}{list(a.shape)}, jax gives {b.dtype}{list(b.shape)}")
-        if a.dtype.kind == "f":
+        if a.dtype.kind in "fc":
             rtol, atol = max(tol, _TOL.get(a.dtype.name, (1e-6, 1e-8)))
             scale = float(np.max(np.abs(a), initial=0.0))
             if not np.allclose(a, b, rtol=rtol, atol=atol * max(1.0, scale), equal_nan=True):
-                err = float(np.nanmax(np.abs(a.astype(np.float64) - b.astype(np.float64))))
+                wide = np.complex128 if a.dtype.kind == "c" else np.float64
+                err = float(np.nanmax(np.abs(a.astype(wide) - b.astype(wide))))
                 raise RuntimeError(f"crosscheck @{g.name} output {i}: interpreter and jax differ "
                                    f"by up to {err:.3g} ({a.dtype}{list(a.shape)})")
         elif not np.array_equal(a, b):

@@ -13,18 +13,33 @@ from . import crosscheck
 
 
 class Executable:
-    def __init__(self, graph: Graph):
+    """``donate``, ``in_shardings`` and ``pack_small`` go to the jax lowering (see
+    jax_backend.Lowered)."""
+
+    def __init__(self, graph: Graph, donate: tuple[int, ...] = (), in_shardings=None,
+                 pack_small: bool = False):
         self.graph = graph
+        self.donate = donate
+        self.in_shardings = in_shardings
+        self.pack_small = pack_small
         self._lowered = None
+        self._interpret = None   # interpreter.prepare(graph), made on first use
 
     def run(self, arrays: list, executor: str) -> list:
         """Outputs of the program on `executor` ("interpreter" or "jax")."""
         check = crosscheck.enabled()
         if executor == "interpreter" and not check:
-            from . import interpreter
-            return interpreter.run(self.graph, arrays)
+            if self._interpret is None:
+                from . import interpreter
+                self._interpret = interpreter.prepare(self.graph)
+            return self._interpret(arrays)
+        outs = [np.asarray(a) for a in self.lowered()(arrays)]
+        return crosscheck.compare(self.graph, arrays, outs) if check else outs
+
+    def lowered(self):
+        """The jax lowering (made on first use)."""
         if self._lowered is None:
             from . import jax_backend
-            self._lowered = jax_backend.lower(self.graph)
-        outs = [np.asarray(a) for a in self._lowered(arrays)]
-        return crosscheck.compare(self.graph, arrays, outs) if check else outs
+            self._lowered = jax_backend.lower(self.graph, self.donate, self.in_shardings,
+                                              self.pack_small)
+        return self._lowered

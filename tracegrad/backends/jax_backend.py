@@ -37,22 +37,153 @@ def _as_function(g: Graph) -> Callable:
 
 
 class Lowered:
-    """A graph compiled with jax.jit; call with arrays, get jax arrays back."""
+    """A graph compiled with jax.jit; call with arrays, get jax arrays back.
 
-    def __init__(self, g: Graph, donate: tuple[int, ...] = ()):
+    ``donate``: input positions whose buffers XLA may reuse for outputs
+    (``jax.jit(donate_argnums=...)``).  Callers pass NumPy arrays, which jax
+    copies into fresh device buffers on every call, so what is donated is that
+    copy: the NumPy array itself is never invalidated (and a jax array with a
+    live NumPy view is not donated: PJRT copies instead).
+    ``in_shardings``: one `jax.sharding.Sharding` per input, or None (one device).  When
+    they span devices of other processes (a multi-host mesh after
+    ``jax.distributed.initialize``), every process passes the whole (global) arrays: each
+    builds the global `jax.Array` from the shards its own devices hold, and every output
+    comes back whole on every process (`_to_global`, `_whole`).
+    ``pack_small``: pass small inputs of one type stacked into one array (see
+    `_packing`); for eager backward programs, whose saved scalars are many.
+    """
+
+    def __init__(self, g: Graph, donate: tuple[int, ...] = (), in_shardings=None,
+                 pack_small: bool = False):
         import jax
         self._jax = jax
         self.name = g.name
         self.n_inputs = len(g.inputs)
-        self._fn = jax.jit(_as_function(g), donate_argnums=donate)
+        kw = {} if in_shardings is None else {"in_shardings": in_shardings}
+        fn = _as_function(g)
+        self._packing = _packing(g) if pack_small and not donate and in_shardings is None else None
+        if self._packing is not None:
+            fn = _unpacking(fn, len(g.inputs), self._packing)
+        self._fn = jax.jit(fn, donate_argnums=donate, **kw)
+        self._traced = False
+        if in_shardings is not None and not all(s.is_fully_addressable for s in in_shardings):
+            self._fn = _MultiProcess(self._fn, in_shardings)
 
     def __call__(self, arrays) -> tuple:
+        if self._packing is not None:
+            arrays = _pack(arrays, self._packing)
         with self._jax.enable_x64(True):
-            return self._fn(*arrays)
+            if self._traced:
+                return self._fn(*arrays)
+            return self._first_call(arrays)
+
+    def _first_call(self, arrays) -> tuple:
+        # the call that traces and compiles: jax tracing a large program allocates enough
+        # objects for the cyclic collector's full passes to dominate (passes.manager.gc_paused)
+        from tracegrad.passes.manager import gc_paused
+        with gc_paused():
+            out = self._fn(*arrays)
+        self._traced = True
+        return out
+
+    def stablehlo(self, specs):
+        """jax's `Lowered` stage for these inputs (arrays or `jax.ShapeDtypeStruct`s): the
+        program traced and lowered to StableHLO, not yet compiled by XLA (benchmarks time it)."""
+        if self._packing is not None:
+            raise NotImplementedError("Lowered.stablehlo: not available with pack_small=True")
+        from tracegrad.passes.manager import gc_paused
+        with self._jax.enable_x64(True), gc_paused():
+            return self._fn.lower(*specs)
+
+    def compiled(self, arrays):
+        """The `jax.stages.Compiled` for these inputs (``.memory_analysis()``, ``.as_text()``)."""
+        if self._packing is not None:
+            arrays = _pack(arrays, self._packing)
+        with self._jax.enable_x64(True):
+            return self._fn.lower(*arrays).compile()
 
 
-def lower(g: Graph, donate: tuple[int, ...] = ()) -> Lowered:
-    return Lowered(g, donate)
+class _MultiProcess:
+    """A jitted function over a mesh spanning several processes, called with host arrays."""
+
+    def __init__(self, jitted, in_shardings):
+        self.jitted = jitted
+        self.in_shardings = in_shardings
+
+    def _inputs(self, arrays) -> list:
+        return [_to_global(a, sh) for a, sh in zip(arrays, self.in_shardings)]
+
+    def __call__(self, *arrays) -> tuple:
+        return tuple(_whole(o) for o in self.jitted(*self._inputs(arrays)))
+
+    def lower(self, *arrays):
+        return self.jitted.lower(*self._inputs(arrays))
+
+
+def _to_global(array, sharding):
+    """A global `jax.Array` laid out by `sharding` from a host array every process holds."""
+    import jax
+    array = np.asarray(array)
+    return jax.make_array_from_callback(array.shape, sharding, lambda index: array[index])
+
+
+def _whole(out):
+    """`out` readable on this process: gathered from the other processes when it is sharded
+    over their devices (a replicated result is read from a local copy)."""
+    if out.is_fully_addressable or out.is_fully_replicated:
+        return out
+    from jax.experimental import multihost_utils
+    return multihost_utils.process_allgather(out, tiled=True)
+
+
+def lower(g: Graph, donate: tuple[int, ...] = (), in_shardings=None,
+          pack_small: bool = False) -> Lowered:
+    return Lowered(g, donate, in_shardings, pack_small)
+
+
+# jax's call overhead is ~2.5 us per argument: a backward program of a 200-op eager chain
+# reads ~100 saved scalars, ~250 us of argument handling for ~10 us of work.  Stacking the
+# small inputs of one type on the host costs ~0.05 us each.
+PACK_MAX_ELEMENTS = 1024
+
+
+def _packing(g: Graph):
+    """``(rest, groups)``: input positions passed as they are, and ``(np dtype, positions)``
+    per group of two or more small inputs (at most PACK_MAX_ELEMENTS elements) of one type,
+    passed stacked; None when nothing is worth packing."""
+    by_type: dict = {}
+    for i, v in enumerate(g.inputs):
+        if v.type.numel <= PACK_MAX_ELEMENTS:
+            by_type.setdefault(v.type, []).append(i)
+    groups = [(t.dtype.numpy, tuple(ix)) for t, ix in by_type.items() if len(ix) > 1]
+    if not groups:
+        return None
+    packed = {i for _, ix in groups for i in ix}
+    return tuple(i for i in range(len(g.inputs)) if i not in packed), groups
+
+
+def _pack(arrays, packing) -> list:
+    rest, groups = packing
+    out = [arrays[i] for i in rest]
+    for np_dtype, ix in groups:
+        out.append(np.array([arrays[i] for i in ix], dtype=np_dtype))
+    return out
+
+
+def _unpacking(fn: Callable, n_inputs: int, packing) -> Callable:
+    """`fn` taking `_pack`'s arguments: the stacks are split again inside the program."""
+    rest, groups = packing
+
+    def unpacked(*args):
+        full = [None] * n_inputs
+        for j, i in enumerate(rest):
+            full[i] = args[j]
+        for stack, (_, ix) in zip(args[len(rest):], groups):
+            for j, i in enumerate(ix):
+                full[i] = stack[j]
+        return fn(*full)
+
+    return unpacked
 
 
 def run(g: Graph, inputs: list) -> list[np.ndarray]:

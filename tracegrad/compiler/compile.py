@@ -12,11 +12,31 @@ The first call traces the function with abstract tensors (see trace.py):
 the forward ops, the backward program the engine inlines when `backward()`
 is called, and the optimizer update all land in one graph, which is pruned,
 verified and lowered with `jax.jit`.  Later calls with the same guards
-(argument shapes/dtypes/requires_grad, static arguments, grad mode, and the
-identity, shape and dtype of every lifted tensor) run the executable and
+(argument shapes/dtypes/requires_grad, static arguments, grad mode, the
+identity, shape and dtype of every lifted tensor, and checks registered while
+tracing, `Tracer.guard`: e.g. what an optimizer's step baked in, see
+optim/optimizer.py) run the executable and
 write its outputs back: mutated parameters, `.grad` attributes, optimizer
-state.  A failed guard retraces (the reason is logged under
-``tracegrad.compile``); each function keeps at most `cache_size` programs.
+state.  A failed guard retraces; the reason, in words (``argument x: shape
+(32, 8) -> (20, 8)``, see guards.py), is logged under ``tracegrad.compile``
+(``TRACEGRAD_LOG=recompiles``).  Shapes are static: a smaller last batch costs
+one more program, traced once and cached like the first.  Each function keeps
+at most `cache_size` programs and warns when it drops one.
+
+Graph breaks: Python that needs a tensor's value (``.item()``, ``if t:``,
+``print(t)``, ``nonzero``) raises `TraceError` while tracing, naming the user's
+line.  With ``fullgraph=True`` that error propagates; by default the trace is
+abandoned (tensors, ``.grad`` and optimizer state rolled back, trace.py), the
+call runs ``fn`` eagerly, a warning says why (once per function), and later
+calls with the same guards run eagerly without trying to trace again.
+
+Buffers: inputs the program overwrites (mutated parameters, in-place
+``.grad`` accumulation, optimizer state) are donated to XLA
+(``donate_argnums``), so the updated values reuse their buffers.
+
+Data parallelism: with ``mesh=`` and ``data_axis=`` the program is lowered with
+`jax.sharding` input shardings: the batch split, everything else replicated
+(sharding.py).
 
 A returned tensor that still requires grad (the function did not call
 ``backward()`` on it) gets a ``grad_fn`` that runs a static backward
@@ -29,9 +49,12 @@ detached.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import hashlib
 import logging
+import sys
 import warnings
 import weakref
 from collections import OrderedDict
@@ -44,12 +67,17 @@ from tracegrad.ir.verifier import verify
 from tracegrad.passes.prune import prune
 
 from .. import _dump, _state
+from ..amp import state_key as autocast_key
 from .._views import refresh as refresh_views
 from ..autograd.function import Function
+from ..autograd.profiler import profiled
 from ..tensor import Tensor
+from . import sharding
+from .guards import describe_key_change, hook_signature as _hook_signature, lifted_failure
 from .trace import TraceResult, Tracer
 
 log = logging.getLogger("tracegrad.compile")
+LIVE: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()   # tests round-trip their programs
 
 
 def _arg_key(x, seen: dict):
@@ -83,7 +111,7 @@ def _tensor_args(x, out: list) -> list:
 class Entry:
     """One compiled program with its guards and write-back plan."""
 
-    def __init__(self, tr: TraceResult, executor: str):
+    def __init__(self, tr: TraceResult, executor: str, options: dict | None = None):
         self.trace = tr
         self.graph = tr.graph
         self.lifted = [(weakref.ref(lf.tensor), lf.tensor._type, lf.requires_grad,
@@ -93,37 +121,51 @@ class Entry:
         self.grad_plan = _BackwardPlan(tr) if tr.grad_outputs else None
         self.text = print_graph(tr.graph)
         self.hash = hashlib.sha1(self.text.encode()).hexdigest()[:10]
+        self.runs = 0   # calls that ran this program (CompiledFunction.programs)
         self.provisional = bool(tr.escaped)
         self.executor = executor
+        self.options = options or {}
+        # the inputs written back after the call: XLA may reuse their buffers for the outputs
+        donate = self.options.get("donate")
+        if donate is None:   # "auto": see compile()'s docstring
+            donate = executor == "jax" and _on_accelerator()
+        self.donate = tuple(tr.mutated) if donate else ()
+        self.in_shardings = None
+        if self.options.get("mesh") is not None:
+            names = [f"#{i} ({tr.lifted[i].value.type})" for i in range(tr.n_args)]
+            self.in_shardings = sharding.input_shardings(
+                tr.graph, tr.n_args, self.options["mesh"], self.options["data_axis"], names)
         self._run = None
+        self._exe = None
 
     def guard_failure(self) -> str | None:
-        for ref, typ, rg, hooks in self.lifted:
-            t = ref()
-            if t is None:
-                return "a lifted tensor (parameter or state) was freed"
-            if t._type != typ or t._requires_grad != rg:
-                return f"lifted tensor changed type: {typ} -> {t._type}"
-            if _hook_signature(t) != hooks:
-                return "hooks were added to or removed from a lifted tensor"
-        for ref, training in self.trace.module_guards:
-            m = ref()
-            if m is not None and m.training != training:
-                return f"{type(m).__name__}.training changed to {m.training} (train()/eval())"
-        for ref, was_none in self.trace.grad_guards:
+        failure = lifted_failure(self.lifted, self.trace.module_guards)
+        if failure is not None:
+            return failure
+        for ref, grad_ref in self.trace.grad_guards:
             t = ref()
             if t is None:
                 return "a tensor whose .grad the program touches was freed"
-            if (t._grad is None) != was_none:
+            if (t._grad is None) != (grad_ref is None):
                 return "a .grad attribute changed between None and a tensor"
+            if grad_ref is not None and t._grad is not grad_ref():
+                # the program reads and writes the .grad tensor object it lifted
+                return "a .grad attribute was replaced by another tensor object"
+        for check in self.trace.guards:   # registered while tracing (e.g. by an optimizer)
+            reason = check()
+            if reason is not None:
+                return reason
         return None
 
+    @profiled("tg.compile::run")
     def run(self, args: list[Tensor]):
         tr = self.trace
+        self.runs += 1
         inputs = [a._data for a in args]   # deduplicated: one input per distinct tensor
         inputs += [ref()._data for ref, *_ in self.lifted] + list(tr.constants)
         if self._run is None:
-            self._run = _make_runner(self.graph, self.executor)
+            exe = self._exe = _executable(self)
+            self._run = lambda inputs: exe.run(inputs, self.executor)
         outs = self._run(inputs)
         lifted = [a for a in args] + [ref() for ref, *_ in self.lifted]
         k = tr.first_mutated_output
@@ -152,10 +194,45 @@ class Entry:
         return _unflatten(tr.out_tree, outs, override)
 
 
-def _hook_signature(t: Tensor) -> tuple:
-    """Which leaf hooks a tensor has (a traced program bakes in the hooks it saw)."""
-    h = getattr(t, "_hooks", None)
-    return () if h is None else (tuple(h.pre), tuple(h.post_acc))
+@contextlib.contextmanager
+def _older_objects_frozen():
+    """Freeze (``gc.freeze``) the objects that exist before a trace, for its duration.
+
+    The tracer runs full collections (trace.py) to tell the tensors a trace made that are
+    still alive from cyclic garbage; with the older objects frozen those collections walk
+    only what the trace made: ~120 ms less per trace in a process that has imported torch
+    (docs/performance.md, first-call latency).  Skipped when the program froze objects
+    itself, since unfreezing would undo that.
+    """
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+# program text, donated inputs -> Executable, while some entry uses it
+_SHARED: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+
+
+def _executable(entry: Entry):
+    """The entry's Executable, shared with every live entry of the same program text.
+
+    A training step's second call retraces (its ``.grad`` attributes went from None to
+    tensors) and usually produces the very same program; sharing the Executable spares
+    a second XLA compile of it (docs/performance.md, first-call latency).
+    """
+    from ..backends.executable import Executable
+    if entry.in_shardings is not None:
+        return Executable(entry.graph, entry.donate, entry.in_shardings)
+    key = (entry.text, entry.donate)
+    exe = _SHARED.get(key)
+    if exe is None:
+        exe = _SHARED[key] = Executable(entry.graph, entry.donate)
+    return exe
 
 
 def _unflatten(tree, outs, override=None):
@@ -176,14 +253,12 @@ class _BackwardPlan:
 
     def __init__(self, tr: TraceResult):
         from tracegrad.ir.graph import Graph
-        from tracegrad.passes.partition import partition
-        from .explain import backward_joint
+        from tracegrad.passes import build_backward
         g = tr.graph
         self.outputs = list(tr.grad_outputs)
         self.wrt = [i for i, lf in enumerate(tr.lifted) if lf.requires_grad]
         view = Graph(g.name, list(g.inputs), list(g.nodes), [g.outputs[i] for i in self.outputs])
-        part = partition(backward_joint(view, [g.inputs[i] for i in self.wrt]),
-                         policy="min_bytes")
+        part = build_backward(view, [g.inputs[i] for i in self.wrt], policy="min_bytes")
         position = {id(v): ("in", i) for i, v in enumerate(g.inputs)}
         self.saved = []
         for v in part.saved:
@@ -193,6 +268,7 @@ class _BackwardPlan:
             self.saved.append(position[id(v)])
         self.backward = part.backward
         self.saved_bytes = part.saved_bytes
+        self.partition = part   # saved values and why (CompiledFunction.programs)
         self._exe = None
 
     def attach(self, outs, inputs, lifted, executor) -> dict:
@@ -224,10 +300,34 @@ class _CompiledBackward(Function):
         return (None, None, None, None) + tuple(Tensor(g) for g in grads)
 
 
-def _make_runner(graph, executor: str):
-    from ..backends.executable import Executable
-    exe = Executable(graph)
-    return lambda inputs: exe.run(inputs, executor)
+class _EagerEntry:
+    """A guard set whose trace hit a graph break: its calls run ``fn`` eagerly, untraced."""
+
+    provisional = False
+
+    def __init__(self, tracer: Tracer, n_args: int, reason: str):
+        self.reason = reason
+        lifted = list(tracer.lifted.values())[n_args:]   # arguments come first
+        self.lifted = [(weakref.ref(lf.tensor), lf.tensor._type, lf.requires_grad,
+                        _hook_signature(lf.tensor)) for lf in lifted]
+        self.module_guards = list(tracer.modules.values())
+
+    def guard_failure(self) -> str | None:
+        return lifted_failure(self.lifted, self.module_guards)
+
+
+def _warn(message: str) -> None:
+    """A UserWarning attributed to the user's line (the first frame outside tracegrad)."""
+    internal = _state._package_dirs()
+    level, f = 1, sys._getframe(0)
+    while f is not None and f.f_code.co_filename.startswith(internal):
+        f, level = f.f_back, level + 1
+    warnings.warn(message, UserWarning, stacklevel=level)
+
+
+def _on_accelerator() -> bool:
+    import jax
+    return jax.default_backend() != "cpu"
 
 
 def _dedupe_args(tensors: list[Tensor]) -> list[Tensor]:
@@ -242,35 +342,69 @@ def _dedupe_args(tensors: list[Tensor]) -> list[Tensor]:
 class CompiledFunction:
     """The callable `tg.compile` returns; see the module docstring."""
 
-    def __init__(self, fn, executor: str | None = None, cache_size: int = 8):
+    def __init__(self, fn, executor: str | None = None, cache_size: int = 8, *,
+                 fullgraph: bool = False, donate: bool | None = None, mesh=None, data_axis=None):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.executor = executor
         self.cache_size = cache_size
+        self.fullgraph = fullgraph
+        self.options = {"donate": donate, "mesh": mesh, "data_axis": data_axis}
         self._cache: OrderedDict = OrderedDict()
         self._last_provisional: dict = {}
+        self._last_key = None
+        self._eager: dict = {}           # key -> [_EagerEntry]: guard sets that run eagerly
+        self._warned_break = False
         self.traces = 0
+        self.graph_breaks: list[str] = []   # the reason of each trace abandoned at a break
+        self.eager_calls = 0                 # calls run eagerly because of a graph break
+        LIVE.add(self)
 
     def _key(self, args, kwargs):
         seen: dict = {}
-        return (_arg_key(args, seen), _arg_key(kwargs, seen), _state.local.grad_enabled)
+        return (_arg_key(args, seen), _arg_key(kwargs, seen), _state.local.grad_enabled,
+                autocast_key())   # a program traced under tg.autocast bakes its casts in
 
+    @profiled(lambda self: f"tg.compile: {self.__name__}")   # one profiler event per call
     def __call__(self, *args, **kwargs):
         if _state.local.tracer is not None:
             raise TraceError("tg.compile: calling a compiled function while another is being "
                              "traced is not supported; call the plain function instead")
+        if _state.local.fw_level is not None:   # inside a forward-AD dual level: tangents come
+            return self.fn(*args, **kwargs)     # from the eager ops (autograd/forward_ad.py)
         key = self._key(args, kwargs)
+        last, self._last_key = self._last_key, key
         tensors = _dedupe_args(_tensor_args((args, kwargs), []))
         entries = self._cache.get(key, [])
-        reason = "first call" if not entries else None
+        reason = None
         for entry in entries:
             failure = entry.guard_failure()
             if failure is None and not entry.provisional:
                 return entry.run(tensors)
             reason = failure or "the previous trace created new state (e.g. optimizer buffers)"
-        if entries == [] and self._cache:
-            reason = "argument shapes, dtypes, requires_grad, static arguments or grad mode changed"
+        for brk in self._eager.get(key, ()):
+            failure = brk.guard_failure()
+            if failure is None:      # this guard set broke the graph before: no new trace
+                self.eager_calls += 1
+                return self.fn(*args, **kwargs)
+            reason = reason or failure
+        if reason is None:
+            reason = describe_key_change(self.fn, last, key)
         entry = self._trace(args, kwargs, tensors)
+        if isinstance(entry, _EagerEntry):
+            log.info("graph break in %s (%s): running it eagerly: %s", self.__name__, reason,
+                     entry.reason)
+            _dump.write(f"{self.__name__}_graph_break.txt", f"{entry.reason}\n")
+            self._eager.setdefault(key, []).insert(0, entry)
+            if len(self._eager) > self.cache_size:   # bounded like the programs
+                self._eager.pop(next(iter(self._eager)))
+            if not self._warned_break:
+                self._warned_break = True
+                _warn(f"tg.compile: graph break in {self.__name__}, running it eagerly (this "
+                      "call and later calls with the same guards; fullgraph=True raises "
+                      f"instead): {entry.reason}")
+            self.eager_calls += 1
+            return self.fn(*args, **kwargs)
         log.info("compiling %s (%s): %d nodes, program %s", self.__name__, reason,
                  len(entry.graph.nodes), entry.hash)
         _dump.write(f"{self.__name__}_{entry.hash}.tgir", entry.text)
@@ -287,17 +421,25 @@ class CompiledFunction:
         self._cache.move_to_end(key)
         if sum(len(v) for v in self._cache.values()) > self.cache_size:
             oldest = next(iter(self._cache))
-            self._cache.pop(oldest)
-            warnings.warn(f"tg.compile: {self.__name__} was recompiled more than "
-                          f"{self.cache_size} times; the oldest program was dropped. Check the "
-                          "'tracegrad.compile' log for the reasons.", stacklevel=2)
+            if oldest == key:        # one key holds them all: drop its oldest program
+                self._cache[key].pop()
+            else:
+                self._cache.pop(oldest)
+            _warn(f"tg.compile: {self.__name__} was recompiled more than {self.cache_size} "
+                  "times; the oldest program was dropped. Check the 'tracegrad.compile' log "
+                  "(TRACEGRAD_LOG=recompiles) for the reasons.")
         return entry.run(tensors)
 
-    def _trace(self, args, kwargs, tensors) -> Entry:
+    @profiled("tg.compile::trace")
+    @_older_objects_frozen()
+    def _trace(self, args, kwargs, tensors) -> Entry | _EagerEntry:
         executor = self.executor or ("interpreter" if _state.get_executor() == "interpreter"
                                      else "jax")
+        if self.options["mesh"] is not None:
+            executor = "jax"       # sharding is jax's; the interpreter still cross-checks
         tracer = Tracer(self.__name__)
         arg_values = []
+        broke = None
         _state.local.tracer = tracer
         try:
             for t in tensors:
@@ -305,35 +447,116 @@ class CompiledFunction:
             result = self.fn(*args, **kwargs)
             tr = tracer.finish(arg_values, result)
             del result
-        finally:
+        except BaseException as e:
+            _state.local.tracer = None
+            tracer.abandon()
+            if self.fullgraph or not isinstance(e, TraceError):
+                raise
+            broke = str(e)   # names the user's file and line; drop the frames with `e`
+        else:
             _state.local.tracer = None
             tracer.restore()
+        if broke is not None:
+            return self._graph_break(tracer, len(tensors), broke)
         self.traces += 1
         graph, _ = prune(tr.graph)
         tr.graph = graph
         verify(graph)
-        return Entry(tr, executor)
+        return Entry(tr, executor, self.options)
 
+    def _graph_break(self, tracer: Tracer, n_args: int, reason: str) -> _EagerEntry:
+        """The entry that runs calls eagerly, once the abandoned trace left no traced state."""
+        self.graph_breaks.append(reason)
+        stale = tracer.stale_tensors()
+        if stale:
+            where = sorted({str(n.loc) for t in stale
+                            if (n := getattr(t._data, "node", None)) is not None and n.loc})
+            raise TraceError(
+                f"tg.compile: {self.__name__} cannot fall back to eager at its graph break "
+                f"({reason.splitlines()[0]}): before the break the traced code stored "
+                f"{len(stale)} new tensor(s) in Python state that tg.compile cannot roll back "
+                "(only tensors, .grad and optimizer state are rolled back), made at "
+                f"{', '.join(where) or 'an unknown line'}; move the statement that needs a "
+                "value out of the compiled function") from None
+        return _EagerEntry(tracer, n_args, reason)
+
+    def memory_analysis(self, *args, **kwargs):
+        """XLA's memory statistics (`jax.stages.Compiled.memory_analysis()`: argument, output,
+        alias and temp bytes) of the program these arguments run; call the function with them
+        once first.
+
+        Raises:
+            RuntimeError: no compiled program matches these arguments yet.
+        """
+        key = self._key(args, kwargs)
+        tensors = _dedupe_args(_tensor_args((args, kwargs), []))
+        for entry in self._cache.get(key, []):
+            if entry.guard_failure() is None and entry._exe is not None:
+                inputs = [a._data for a in tensors]
+                inputs += [ref()._data for ref, *_ in entry.lifted] + list(entry.trace.constants)
+                return entry._exe.lowered().compiled(inputs).memory_analysis()
+        raise RuntimeError(f"tg.compile: {self.__name__} has no compiled program for these "
+                           "arguments yet; call it with them first")
+
+    @property
     def programs(self) -> list:
-        """The IR graphs compiled so far, newest first (for inspection and `tracegrad dump`)."""
-        return [e.graph for bucket in self._cache.values() for e in bucket]
+        """The cached programs, least recently used first: `CompiledProgram` records with
+        readable guards, the forward and backward graphs and run counts (programs.py)."""
+        from .programs import describe
+        return [describe(self, key, e) for key, bucket in self._cache.items() for e in bucket
+                if isinstance(e, Entry)]
 
 
-def compile(fn=None, *, executor: str | None = None, cache_size: int = 8):
+def compile(fn=None, *, executor: str | None = None, cache_size: int = 8,
+            fullgraph: bool = False, dynamic: bool | None = None, donate: bool | None = None,
+            mesh=None, data_axis: str | None = None):
     """Compile `fn` (a training step or any tensor function) into one program.
 
     Args:
         fn: the function; tensors it reaches that are not arguments
             (parameters, optimizer state) are lifted to program inputs.
         executor: "jax" (default) or "interpreter".
-        cache_size: programs kept per function before the oldest is dropped.
+        cache_size: programs kept per function before the oldest is dropped (with a warning).
+        fullgraph: raise at the first statement that cannot be traced (``.item()``,
+            ``if tensor:``, ``print(tensor)``, value-dependent shapes) instead of running
+            that call eagerly with a warning (once per function).
+        dynamic: None or False. Shapes are static: each new argument shape compiles one
+            more program (a smaller last batch costs one extra program).
+        donate: let XLA reuse the buffers of inputs the program overwrites (parameters,
+            ``.grad``, optimizer state). None (default): on GPU/TPU only. On the CPU
+            tensors are host NumPy arrays that jax reads without a copy unless they are
+            donated, so donating costs a copy per call and saves no memory the arrays
+            do not already hold (docs/performance.md, "Donation").
+        mesh, data_axis: a `jax.sharding.Mesh` and the name of its axis to split the
+            leading (batch) dim of every tensor argument over; lifted tensors
+            (parameters, optimizer state) are replicated and XLA inserts the gradient
+            all-reduce. Runs on the jax executor.
     Returns:
         A callable with fn's signature; results equal running fn eagerly.
     Raises:
-        TraceError: fn's Python control flow depends on tensor values
-            (``x.item()``, ``if x > 0``), naming the user's line.
-    Follows ``torch.compile`` / ``jax.jit``.
+        TraceError: with ``fullgraph=True``, fn's Python needs a tensor value, naming the
+            user's line; without it, when the eager fallback cannot undo what the traced
+            part stored (tensors in Python containers other than optimizer state).
+        NotImplementedError: ``dynamic=True`` (no symbolic shapes: pad the batch to a
+            fixed size and mask, or let the smaller batch compile its own program).
+        ValueError: ``data_axis`` not an axis of ``mesh``; at the first call, a tensor
+            argument whose leading dim the mesh axis does not divide.
+    Follows ``torch.compile`` (fullgraph, dynamic) and ``jax.jit`` (donate_argnums,
+    in_shardings).
     """
-    if fn is None:
-        return lambda f: CompiledFunction(f, executor, cache_size)
-    return CompiledFunction(fn, executor, cache_size)
+    if dynamic:
+        raise NotImplementedError(
+            "tg.compile(dynamic=True): tracegrad programs have static shapes; a new shape "
+            "compiles one more program (a smaller last batch costs one), or pad batches to a "
+            "fixed size and mask the loss")
+    if dynamic not in (None, False):
+        raise TypeError(f"tg.compile: dynamic must be None or False, got {dynamic!r}")
+    sharding.check_mesh(mesh, data_axis)
+    if mesh is not None and executor == "interpreter":
+        raise ValueError("tg.compile: mesh= needs the jax executor (the interpreter runs on "
+                         "one device)")
+
+    def make(f):
+        return CompiledFunction(f, executor, cache_size, fullgraph=fullgraph, donate=donate,
+                                mesh=mesh, data_axis=data_axis)
+    return make if fn is None else make(fn)

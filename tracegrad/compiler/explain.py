@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from tracegrad.ir.errors import TraceError
 from tracegrad.ir.graph import Graph, SourceLoc
 from tracegrad.ir.printer import format_loc, print_graph, value_names
-from tracegrad.passes import Joint, autodiff, cse, prune, simplify
+from tracegrad.passes import optimized_joint, prune
 from tracegrad.passes.partition import partition
 
 from .. import _state
@@ -103,17 +103,6 @@ def trace_loss(fn, args) -> tuple[Graph, list, list, frozenset]:
     return g, wrt, arrays, recompute
 
 
-def backward_joint(fwd: Graph, wrt: list) -> Joint:
-    """autodiff + the simplification passes on the backward nodes of the joint graph."""
-    joint = autodiff(fwd, wrt)
-    frozen = joint.forward   # forward nodes keep their identity: the partition needs it
-    g = joint.graph
-    for step in (prune, lambda g: simplify(g, frozen=frozen), lambda g: cse(g, frozen=frozen),
-                 prune):
-        g, _ = step(g)
-    return Joint(g, frozenset(id(n) for n in g.nodes if id(n) in frozen), joint.cotangents)
-
-
 def explain(fn, *args, policy: str = "min_bytes") -> ExplainReport:
     """Report the forward and backward programs of ``fn(*args).backward()`` and the saved values.
 
@@ -125,7 +114,7 @@ def explain(fn, *args, policy: str = "min_bytes") -> ExplainReport:
         ExplainReport; ``print(report)`` shows the table and both programs.
     """
     fwd, wrt, arrays, recompute = trace_loss(fn, args)
-    joint = backward_joint(fwd, wrt)
+    joint = optimized_joint(fwd, wrt)
     part = partition(joint, policy=policy, recompute=recompute)
     baseline = part if policy == "save_all" else partition(joint, policy="save_all")
     forward = Graph(f"{fwd.name}_forward", list(fwd.inputs), list(fwd.nodes))

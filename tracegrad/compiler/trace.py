@@ -14,6 +14,14 @@ What the function leaves behind is read off at the end:
 
 `finish` restores every touched Python object to its state before the call,
 so the first call and every cached call apply effects the same way.
+
+A trace that stops at a graph break (a `TraceError`: ``.item()``,
+``if tensor:``, ``print(tensor)``, a value-dependent shape) is *abandoned*:
+tensors, ``.grad`` attributes and the state of registered optimizers
+(`register_stateful`) go back to what they were, so `tg.compile` can run the
+call eagerly from the start.  Other Python effects of the traced part (a
+counter bumped, a tensor appended to a list) are not undone; `stale_tensors`
+names the traced tensors such effects left behind.
 """
 from __future__ import annotations
 
@@ -27,6 +35,38 @@ from tracegrad.ir.graph import Graph, Node, Value
 
 from .. import _state
 from ..tensor import Tensor
+
+
+# Objects with Python-side state a trace may fill with traced tensors (optimizers: lazily
+# created momentum buffers); rolled back when a trace is abandoned at a graph break.
+_STATEFUL: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def register_stateful(obj) -> None:
+    """Have an abandoned trace restore `obj.state` (a dict, e.g. of per-parameter dicts) to
+    its contents before the trace; optimizers register themselves."""
+    _STATEFUL.add(obj)
+
+
+def _snapshot(obj) -> tuple:
+    state = {k: (v, dict(v) if isinstance(v, dict) else None)
+             for k, v in getattr(obj, "state", {}).items()}
+    return weakref.ref(obj), state
+
+
+def _roll_back(snapshot: tuple) -> None:
+    ref, state = snapshot
+    obj = ref()
+    current = None if obj is None else getattr(obj, "state", None)
+    if current is None:
+        return
+    for k in [k for k in current if k not in state]:
+        del current[k]
+    for k, (inner, contents) in state.items():
+        if contents is not None:   # keep the inner dict's identity (code may hold it)
+            inner.clear()
+            inner.update(contents)
+        current[k] = inner
 
 
 @dataclass
@@ -53,9 +93,11 @@ class TraceResult:
     escaped: list[Tensor]                 # created tensors still alive, written back
     out_tree: object                      # the return value with outputs replaced by indices
     first_mutated_output: int = 0
-    grad_guards: list[tuple] = field(default_factory=list)  # (weakref, grad-was-None-at-entry)
+    # (weakref to a tensor, weakref to its .grad tensor at entry, or None when .grad was None)
+    grad_guards: list[tuple] = field(default_factory=list)
     module_guards: list[tuple] = field(default_factory=list)  # (weakref to module, .training)
     grad_outputs: list[int] = field(default_factory=list)   # returned outputs that require grad
+    guards: list = field(default_factory=list)   # callables -> None or why the trace is stale
 
 
 class Tracer:
@@ -67,11 +109,29 @@ class Tracer:
         self.grad_touched: dict[int, tuple[Tensor, object]] = {}   # id -> (tensor, grad at entry)
         self.modules: dict[int, tuple] = {}   # id -> (weakref to an nn.Module run, its .training)
         self.recompute: set[int] = set()      # ids of nodes inside tg.utils.checkpoint regions
+        self.guards: dict = {}                # key -> check() (see `guard`)
+        self.snapshots = [_snapshot(o) for o in list(_STATEFUL)]   # for `abandon`
 
     # ---- hooks called by Tensor, Module and the dispatcher -------------------------
     def module_used(self, m) -> None:
         if id(m) not in self.modules:
             self.modules[id(m)] = (weakref.ref(m), m.training)
+
+    def guard(self, key, check) -> None:
+        """Have every cached call first run `check()` -> None, or the reason the program is
+        stale (a retrace); e.g. an optimizer's hyper-parameters that the trace baked in.
+        One check per `key`: the last registered wins."""
+        self.guards[key] = check
+
+    def overwriting(self, t: Tensor) -> None:
+        """`t` gets a new value in place: a tensor from before the call becomes a lifted input
+        (written back by `finish`) even when the call never reads it (``zero_()``,
+        ``copy_()``); otherwise its traced value would leak out of the call."""
+        if isinstance(t._data, Value):
+            return
+        ref = self.created_refs.get(id(t))
+        if ref is None or ref() is not t:
+            self.value_of(t)
 
     def created(self, t: Tensor) -> None:
         self.created_refs[id(t)] = weakref.ref(t)
@@ -150,7 +210,7 @@ class Tracer:
         grad_effects, grad_guards = [], []
         for t, before in self.grad_touched.values():
             after = t._grad
-            grad_guards.append((weakref.ref(t), before is None))
+            grad_guards.append((weakref.ref(t), _ref_or_none(before)))
             if after is before:
                 continue
             if after is None:
@@ -161,7 +221,7 @@ class Tracer:
                 grad_effects.append((t, ("tensor", after)))
         for lf in lifted:
             if id(lf.tensor) not in self.grad_touched:
-                grad_guards.append((weakref.ref(lf.tensor), lf.tensor._grad is None))
+                grad_guards.append((weakref.ref(lf.tensor), _ref_or_none(lf.tensor._grad)))
         del result
         gc.collect()
         grads_out = {id(t._grad) for t, _ in self.grad_touched.values() if t._grad is not None}
@@ -179,7 +239,8 @@ class Tracer:
         g.inputs = [lf.value for lf in lifted] + [v for _, v, _ in self.constants.values()]
         return TraceResult(g, len(args_values), lifted, constants, mutated, grad_effects,
                            escaped, out_tree, first_mutated, grad_guards,
-                           list(self.modules.values()), grad_outputs)
+                           list(self.modules.values()), grad_outputs,
+                           list(self.guards.values()))
 
     def restore(self) -> None:
         """Put every touched Python object back as it was before the call."""
@@ -193,3 +254,20 @@ class Tracer:
         for lf in self.lifted.values():   # views of restored tensors see the old value again
             if lf.tensor._views:
                 refresh(lf.tensor)
+
+    def abandon(self) -> None:
+        """After a failed trace: `restore`, and roll registered optimizers' state back."""
+        self.restore()
+        for snap in self.snapshots:
+            _roll_back(snap)
+
+    def stale_tensors(self) -> list[Tensor]:
+        """Tensors made by an abandoned trace that are still alive and hold traced values:
+        Python state the rollback could not reach (call after the exception is gone)."""
+        gc.collect()
+        alive = (ref() for ref in self.created_refs.values())
+        return [t for t in alive if t is not None and isinstance(t._data, Value)]
+
+
+def _ref_or_none(t):
+    return None if t is None else weakref.ref(t)

@@ -1,46 +1,56 @@
 """Stochastic gradient descent with momentum and weight decay (torch.optim.SGD)."""
 from __future__ import annotations
 
-from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_hyper
 
 
 class SGD(Optimizer):
-    """torch.optim.SGD: for each param with a grad,
+    """torch.optim.SGD.  For each parameter with a gradient::
 
-        g = grad + weight_decay * p
+        g = -grad if maximize else grad
+        g = g + weight_decay * p                         (weight_decay != 0)
         buf = g (first step), else momentum * buf + (1 - dampening) * g
-        g = g + momentum * buf if nesterov else buf     (when momentum != 0)
-        p -= lr * g
+        g = g + momentum * buf if nesterov else buf      (momentum != 0)
+        p = p - lr * g
+
+    Args:
+        params: tensors or param groups (see `Optimizer`).
+        lr, momentum, weight_decay: read as data by a compiled step (see optimizer.py),
+            so schedules that change them do not retrace.
+        dampening, nesterov, maximize: baked into a compiled step (a change retraces).
+    State: ``momentum_buffer`` (shape and dtype of the parameter) when momentum != 0.
+    Raises:
+        ValueError: a negative lr, momentum, dampening or weight_decay; nesterov without
+            momentum or with dampening.
+        TypeError / NotImplementedError: a hyper-parameter that is not a number / a Tensor.
     """
 
+    _data_keys = ("lr", "momentum", "weight_decay")
+    _supports_complex = True   # the update is linear in the gradient
+
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False):
-        if lr < 0 or momentum < 0 or weight_decay < 0:
-            raise ValueError(f"SGD: invalid hyper-parameter lr={lr}, momentum={momentum}, "
-                             f"weight_decay={weight_decay}")
+                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False):
+        check_hyper("SGD", lr=lr, momentum=momentum, dampening=dampening,
+                    weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("SGD: Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov))
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize))
 
-    @no_grad()
-    def step(self) -> None:
-        for group in self.param_groups:
-            lr, momentum, wd = group["lr"], group["momentum"], group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                g = p.grad
-                if wd != 0:
-                    g = g + p * wd
-                if momentum != 0:
-                    state = self.state[p]
-                    buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = state["momentum_buffer"] = Tensor(g._data)
-                    else:
-                        buf.mul_(momentum).add_(g, alpha=1 - group["dampening"])
-                    g = g + buf * momentum if group["nesterov"] else buf
-                p.sub_(g * lr)
+    def _update_group(self, group: dict, hyper: dict) -> None:
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            g = -p.grad if group["maximize"] else p.grad
+            if group["weight_decay"] != 0:
+                g = g + p * hyper["weight_decay"]
+            if group["momentum"] != 0:
+                state = self.state[p]
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = g.detach().clone()
+                else:
+                    buf.mul_(hyper["momentum"]).add_(g, alpha=1 - group["dampening"])
+                g = g + buf * hyper["momentum"] if group["nesterov"] else buf
+            p.sub_(g * hyper["lr"])

@@ -1,0 +1,151 @@
+"""Workloads 1 and 2: a full SGD training step (forward, backward, update) per implementation.
+
+Implementations: ``tg.compile`` (the whole step, one XLA program),
+``tracegrad eager`` (tape + cached backward program), ``jax.jit`` (hand-written
+value_and_grad + the same update, parameters donated: the reference),
+``torch eager`` and ``torch.compile`` (when torch is installed: the ``bench``
+extra), and ``interpreter`` (``tg.compile`` on the NumPy interpreter, for
+reference: timed after the others, not interleaved, fewer steps).
+
+Every implementation starts from the tracegrad model's initial weights and
+trains on the same batch; the first step's loss must agree across all of them
+(relative 1e-4) before anything is timed.  ``first_call_s`` is the first
+step's wall time: trace + compile for the compiled ones; ``second_call_s`` the
+second's (a ``tg.compile`` step retraces once its parameters have ``.grad``
+tensors, and reuses the executable when the program is the same).  ``cpu_ms`` is the
+median process CPU time of a step (all threads): the work done, which a
+shared machine's load does not inflate the way it inflates wall time (but
+busy-waiting threads, e.g. OpenMP's in PyTorch, count as work).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+import tracegrad as tg
+
+from . import jax_models, models, torch_models
+from .harness import JAX, record, time_interleaved
+
+LR = 0.01
+
+
+def _mlp_loss(m, x, y):
+    return tg.nn.functional.cross_entropy(m(x), y)
+
+
+SPECS = {
+    "mlp": dict(model=models.mlp, batch=models.mlp_batch, loss=_mlp_loss,
+                jax=jax_models.mlp_loss, torch_model=torch_models.mlp,
+                torch_loss=torch_models.mlp_loss),
+    "transformer": dict(model=models.Transformer, batch=models.transformer_batch,
+                        loss=models.transformer_loss, jax=jax_models.transformer_loss,
+                        torch_model=torch_models.transformer,
+                        torch_loss=torch_models.transformer_loss),
+}
+
+
+def _tg_model(spec, params):
+    m = spec["model"]()
+    with tg.no_grad():
+        for name, p in m.named_parameters():
+            p.copy_(tg.tensor(params[name]))
+    return m
+
+
+def _tg_step(spec, params):
+    """A tracegrad training step ``step(*batch) -> loss`` on a fresh copy of the model."""
+    model = _tg_model(spec, params)
+    opt = tg.optim.SGD(model.parameters(), lr=LR)
+
+    def step(*batch):
+        opt.zero_grad()
+        loss = spec["loss"](model, *batch)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def _jax_step(spec, params, data):
+    import jax
+    import jax.numpy as jnp
+    fn = jax_models.sgd_step(spec["jax"], LR)
+    batch = [jnp.asarray(t.numpy()) for t in data]
+    state = {"p": {k: jnp.asarray(v) for k, v in params.items()}}
+
+    def step():
+        loss, state["p"] = fn(state["p"], *batch)
+        return jax.block_until_ready(loss)
+    return step, fn, state, batch
+
+
+def _torch_steps(spec, params, data, compiled: bool):
+    import torch
+    out = {}
+    batch = torch_models.as_torch([t.numpy() for t in data])
+    for impl in ("torch eager", "torch.compile") if compiled else ("torch eager",):
+        model = spec["torch_model"]()
+        torch_models.load_params(model, params)
+        opt = torch.optim.SGD(model.parameters(), lr=LR)
+        loss_fn = spec["torch_loss"]
+        if impl == "torch.compile":   # forward + backward by inductor; the update stays eager
+            loss_fn = torch.compile(loss_fn)
+
+        def step(model=model, opt=opt, loss_fn=loss_fn):
+            opt.zero_grad()
+            loss = loss_fn(model, *batch)
+            loss.backward()
+            opt.step()
+            return loss
+        out[impl] = step
+    return out
+
+
+def _first(step) -> tuple[float, float]:
+    t = time.perf_counter()
+    loss = step()
+    return time.perf_counter() - t, float(loss.item() if hasattr(loss, "item") else loss)
+
+
+def run(name: str, steps: int, *, use_torch: bool, torch_compile: bool,
+        interpreter: bool = True, batch: int | None = None) -> list[dict]:
+    """Records of workload `name`; `batch` overrides the batch size (--quick)."""
+    spec = SPECS[name]
+    tg.manual_seed(0)
+    params = jax_models.params_of(spec["model"]())
+    data = spec["batch"]() if batch is None else spec["batch"](batch=batch)
+    eager = _tg_step(spec, params)
+    compiled = tg.compile(_tg_step(spec, params))
+    jstep = _jax_step(spec, params, data)[0]
+    fns = {"tg.compile": lambda: compiled(*data), "tracegrad eager": lambda: eager(*data),
+           JAX: jstep}
+    if use_torch:
+        fns.update(_torch_steps(spec, params, data, torch_compile))
+    interp = None
+    if interpreter:
+        interp_step = tg.compile(_tg_step(spec, params), executor="interpreter")
+        interp = (lambda: interp_step(*data))
+    first = {k: _first(f) for k, f in fns.items()}
+    if interp is not None:
+        first["interpreter"] = _first(interp)
+    ref = first[JAX][1]
+    bad = {k: v[1] for k, v in first.items() if not math.isclose(v[1], ref, rel_tol=1e-4)}
+    if bad:
+        raise RuntimeError(f"{name}: first-step losses disagree with jax.jit's {ref}: {bad}")
+    second = {}
+    for k, f in fns.items():   # warm-up (the eager backward program goes to jax on its 3rd run)
+        second[k] = _first(f)[0]
+        f()
+    cpu: dict = {}
+    samples = time_interleaved(fns, steps, cpu)
+    if interp is not None:
+        interp()
+        icpu: dict = {}
+        samples["interpreter"] = time_interleaved({"i": interp}, max(3, steps // 6), icpu)["i"]
+        cpu["interpreter"] = icpu["i"]
+    return [record(name, k, v, first_call_s=first[k][0], first_loss=first[k][1],
+                   second_call_s=second.get(k), cpu_ms=1e3 * float(np.median(cpu[k])))
+            for k, v in samples.items()]

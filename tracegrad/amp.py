@@ -1,0 +1,226 @@
+"""Automatic mixed precision: `tg.autocast` (torch.autocast).
+
+    with tg.autocast("cpu", dtype=tg.bfloat16):
+        loss = F.cross_entropy(model(x), y)   # linear in bfloat16, the loss in float32
+    loss.backward()                          # float32 .grad for the float32 weights
+
+Inside the region an op in `POLICY`'s table for the device type casts its
+floating-point tensor arguments before running:
+
+- ``lower``: matmul-like ops (linear, matmul, conv, bmm, einsum ...) run in
+  the autocast dtype (bfloat16 or float16);
+- ``fp32``: ops that lose too much in low precision (losses, ``prod``,
+  matrix inverses; on "cuda"/"gpu" also softmax, layer_norm, sum, exp, log ...)
+  run in float32;
+- ``promote``: ops that need one dtype (cat, stack, addcmul ...) run in the
+  widest floating dtype of their arguments.
+
+float64 arguments are never cast, as in torch.  The tables are torch 2.13's
+CPU and CUDA autocast lists restricted to the ops tracegrad has (the CPU one
+checked op by op against torch).  A cast is an ordinary recorded `convert`
+op: eagerly it is on the tape, inside `tg.compile` it is a node of the
+program, and its VJP casts the gradient back, so float32 master weights get
+float32 ``.grad``.  Autocast applies to the op the user calls: a composite op
+(``mv`` and ``avg_pool2d`` are built on the matmul and convolution
+primitives here, but are kernels of their own in torch) runs its
+decomposition with autocast off, as torch runs an autocast-wrapped op.
+Backward programs never autocast (their dtypes are fixed when they are built),
+so call ``backward()`` inside the region or after it.  torch caches the cast
+of each weight within a region; here each use emits its own cast (XLA merges
+the duplicates in compiled steps).
+
+``device_type`` chooses the table ("cpu", or "cuda"/"gpu", which share one);
+it does not move data: eager tensors are NumPy arrays and compiled programs
+run on jax's default device.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+
+from tracegrad.ir import types as T
+
+_CPU_LOWER = frozenset({
+    "matmul", "mm", "bmm", "linear", "conv1d", "conv2d", "conv_transpose2d", "einsum",
+    "tensordot", "scaled_dot_product_attention"})
+_CPU_FP32 = frozenset({
+    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+    "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits", "prod",
+    "linalg_inv", "linalg_cholesky", "linalg_solve", "batched_solve"})
+_CPU_PROMOTE = frozenset({"cat", "stack", "index_put", "scatter_add"})
+
+_CUDA_LOWER = frozenset({
+    "matmul", "mm", "bmm", "mv", "linear", "conv1d", "conv2d", "conv_transpose2d", "einsum",
+    "scaled_dot_product_attention"})
+_CUDA_FP32 = frozenset({
+    "acos", "asin", "cosh", "sinh", "tan", "erfinv", "exp", "expm1", "log", "log10", "log1p",
+    "log2", "pow", "reciprocal", "rsqrt", "softplus", "softmax", "log_softmax", "layer_norm",
+    "group_norm", "norm", "normalize", "cosine_similarity", "cumsum", "cumprod", "prod", "sum",
+    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "kl_div",
+    "binary_cross_entropy_with_logits"})
+_CUDA_PROMOTE = frozenset({"addcmul", "addcdiv", "atan2", "dot", "index_put", "scatter_add",
+                           "tensordot", "cat", "stack"})
+
+# device type -> op name -> "lower" | "fp32" | "promote"; the one table of the policy
+POLICY: dict[str, dict[str, str]] = {}
+for _dev, (_lower, _fp32, _promote) in {"cpu": (_CPU_LOWER, _CPU_FP32, _CPU_PROMOTE),
+                                       "cuda": (_CUDA_LOWER, _CUDA_FP32, _CUDA_PROMOTE)}.items():
+    POLICY[_dev] = {**{n: "promote" for n in _promote}, **{n: "fp32" for n in _fp32},
+                    **{n: "lower" for n in _lower}}
+POLICY["gpu"] = POLICY["cuda"]
+
+_DEFAULT_DTYPE = {"cpu": T.bfloat16, "cuda": T.float16, "gpu": T.float16}
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.region = None   # the innermost enabled autocast on this thread, or None
+
+
+_local = _Local()
+_lock = threading.Lock()
+_active = [0]                # enabled regions on all threads: the dispatcher's cheap check
+
+
+def _set_region(region) -> None:
+    """Make `region` (or None) current on this thread; keep the global flag in step."""
+    before = _local.region is not None
+    _local.region = region
+    after = region is not None
+    if before != after:
+        from ._dispatch import EagerFrontend
+        with _lock:
+            _active[0] += 1 if after else -1
+            EagerFrontend.autocast_active = _active[0] > 0
+
+
+class autocast:
+    """Run ops in mixed precision inside the region (context manager or decorator).
+
+    Args:
+        device_type: "cpu", "cuda" or "gpu": which op table applies (see the module
+            docstring); "cuda" and "gpu" share torch's CUDA table.
+        dtype: the low-precision dtype, `tg.bfloat16` or `tg.float16`; default
+            bfloat16 for "cpu", float16 for "cuda"/"gpu".
+        enabled: False turns autocast off inside the region (also inside an enabled one).
+        cache_enabled: accepted for torch compatibility; there is no cast cache.
+    Raises:
+        ValueError: an unknown ``device_type``.
+    Warns:
+        UserWarning: a ``dtype`` other than bfloat16/float16; autocast is then disabled,
+            as torch does.
+    Follows ``torch.autocast``.
+    """
+
+    def __init__(self, device_type: str = "cpu", dtype: T.DType | None = None,
+                 enabled: bool = True, cache_enabled: bool | None = None):
+        if device_type not in POLICY:
+            raise ValueError(f"tg.autocast: device_type must be one of {sorted(POLICY)}, "
+                             f"got {device_type!r}")
+        if dtype is None:
+            dtype = _DEFAULT_DTYPE[device_type]
+        if enabled and dtype not in (T.bfloat16, T.float16):
+            warnings.warn(f"tg.autocast: dtype {dtype} is not supported (bfloat16 or float16); "
+                          "disabling autocast", UserWarning, stacklevel=2)
+            enabled = False
+        self.device_type = device_type
+        self.fast_dtype = dtype
+        self.enabled = bool(enabled)
+        self.table = POLICY[device_type]
+        self.table_name = "cuda" if device_type == "gpu" else device_type
+        self._saved = []
+
+    def __enter__(self):
+        self._saved.append(_local.region)
+        _set_region(self if self.enabled else None)
+        return self
+
+    def __exit__(self, *exc):
+        _set_region(self._saved.pop())
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with autocast(self.device_type, self.fast_dtype, self.enabled):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    """Whether an enabled `autocast` region (for `device_type`, if given) is current."""
+    region = _local.region
+    return region is not None and (device_type is None or region.device_type == device_type
+                                   or {device_type, region.device_type} <= {"cuda", "gpu"})
+
+
+def state_key() -> tuple | None:
+    """(table, dtype) of the current region, or None: part of `tg.compile`'s cache key."""
+    region = _local.region
+    return None if region is None else (region.table_name, region.fast_dtype.name)
+
+
+def get_autocast_dtype(device_type: str = "cpu") -> T.DType:
+    """The low-precision dtype of the current region, else the device type's default."""
+    region = _local.region
+    if region is not None and is_autocast_enabled(device_type):
+        return region.fast_dtype
+    return _DEFAULT_DTYPE[device_type]
+
+
+def call(frontend, op, args: tuple, kwargs: dict):
+    """`frontend.call(op.name, ...)` under the current region: None for a primitive op not in
+    the table (the caller goes on as usual), else its result with the arguments cast as the
+    table says and autocast off for the op's own decomposition."""
+    region = _local.region
+    if region is None:       # off on this thread, or inside a decomposition
+        return None
+    rule = region.table.get(op.name)
+    if rule is None:
+        if op.decomp is None:
+            return None
+        target = None
+    elif rule == "lower":
+        target = region.fast_dtype
+    elif rule == "fp32":
+        target = T.float32
+    else:
+        target = _widest(frontend, args, kwargs)
+    if target is not None:
+        cast = functools.partial(_cast, frontend, target)
+        args = tuple(_map(cast, a) for a in args)
+        kwargs = {k: _map(cast, v) for k, v in kwargs.items()}
+    _local.region = None     # off for the decomposition (the global flag stays: cheap)
+    try:
+        return frontend.call(op.name, *args, **kwargs)
+    finally:
+        _local.region = region
+
+
+def _eligible(frontend, x) -> bool:
+    # torch casts floating tensors other than float64
+    if not frontend.is_operand(x):
+        return False
+    dt = frontend.type_of(x).dtype
+    return dt.is_floating_point and dt is not T.float64
+
+
+def _cast(frontend, target, x):
+    if _eligible(frontend, x) and frontend.type_of(x).dtype is not target:
+        return frontend.call("convert", x, target)
+    return x
+
+
+def _map(fn, x):
+    if isinstance(x, (list, tuple)):
+        return type(x)(fn(i) for i in x)
+    return fn(x)
+
+
+def _widest(frontend, args, kwargs):
+    """float32 when the eligible arguments mix dtypes (any two of float32, float16 and
+    bfloat16 promote to float32), else None (nothing to cast)."""
+    dtypes = {frontend.type_of(x).dtype for a in (*args, *kwargs.values())
+              for x in (a if isinstance(a, (list, tuple)) else (a,)) if _eligible(frontend, x)}
+    return T.float32 if len(dtypes) > 1 else None

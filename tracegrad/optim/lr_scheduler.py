@@ -1,0 +1,336 @@
+"""Learning-rate schedulers (torch.optim.lr_scheduler): `StepLR`, `CosineAnnealingLR`,
+`LambdaLR`, `OneCycleLR` on the `LRScheduler` base.
+
+The update rules, ``last_epoch`` numbering, ``get_last_lr()`` and the ``state_dict()``
+contents follow torch 2.13 (CosineAnnealingLR keeps torch's recursive form, so the floats
+match).  A scheduler writes ``group["lr"]`` (and, for OneCycleLR, ``group["momentum"]`` or
+``group["betas"]``) as a Python float; the optimizer feeds it to a compiled step as data,
+so calling ``scheduler.step()`` between calls of a ``tg.compile``d training step never
+retraces.  Call ``scheduler.step()`` outside the compiled function: inside, it would run
+only while tracing (tracegrad raises a TraceError there).
+
+Cut: the other torch schedulers (MultiStepLR, ExponentialLR, LinearLR, CyclicLR,
+ReduceLROnPlateau, ...) are not implemented yet; subclass `LRScheduler` and define
+``get_lr()`` for your own.
+"""
+from __future__ import annotations
+
+import math
+import types
+import warnings
+
+from .optimizer import Optimizer
+
+__all__ = ["LRScheduler", "StepLR", "CosineAnnealingLR", "LambdaLR", "OneCycleLR"]
+
+
+def _per_group(name: str, optimizer: Optimizer, value) -> list:
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(optimizer.param_groups):
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
+                             f"{name} has {len(value)} values, param_groups has "
+                             f"{len(optimizer.param_groups)}.")
+        return list(value)
+    return [value] * len(optimizer.param_groups)
+
+
+class LRScheduler:
+    """Base class (torch.optim.lr_scheduler.LRScheduler).
+
+    Args:
+        optimizer: the optimizer whose ``param_groups[i]["lr"]`` it sets.
+        last_epoch: index of the last step taken; -1 (default) starts the schedule and
+            records each group's ``initial_lr``; a value >= 0 resumes (every group must
+            then have ``initial_lr``, as restored by ``optimizer.load_state_dict``).
+    Raises:
+        TypeError: `optimizer` is not an `Optimizer`.
+        KeyError: resuming (last_epoch >= 0) without ``initial_lr`` in the groups.
+
+    Construction performs step 0 (sets the lr for ``last_epoch + 1``).  Subclasses
+    define ``get_lr()``: the lrs for ``self.last_epoch``.
+    """
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
+                                   "when resuming a scheduler with last_epoch >= 0; load the "
+                                   "optimizer's state_dict first")
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._get_lr_called_within_step = False
+        self._is_initial = True
+        self._step_count = 0
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
+
+    def state_dict(self) -> dict:
+        """Every attribute except the optimizer (torch's format; plain Python data, so
+        `tg.save` can write it)."""
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore attributes saved by `state_dict` (the optimizer's lrs come from the
+        optimizer's own state_dict)."""
+        self.__dict__.update(state_dict)
+
+    def get_last_lr(self) -> list[float]:
+        """The lrs the last `step` set, one per param group."""
+        return self._last_lr
+
+    def get_lr(self) -> list[float]:
+        raise NotImplementedError(f"{type(self).__name__} does not define get_lr()")
+
+    def _warn_get_lr_outside_step(self) -> None:
+        if not self._get_lr_called_within_step:
+            warnings.warn("To get the last learning rate computed by the scheduler, please use "
+                          "`get_last_lr()`.", UserWarning, stacklevel=3)
+
+    def step(self, epoch: int | None = None) -> None:
+        """Advance the schedule by one (call after ``optimizer.step()``).
+
+        Args:
+            epoch: deprecated in torch; sets ``last_epoch`` and uses the closed form where
+                the scheduler has one.
+        """
+        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", True):
+            warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
+                          "You should call them in the opposite order: `optimizer.step()` "
+                          "before `lr_scheduler.step()`.  Failure to do this will result in "
+                          "skipping the first value of the learning rate schedule.",
+                          UserWarning, stacklevel=2)
+        self._step_count += 1
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                warnings.warn("The epoch parameter in `scheduler.step()` is deprecated (as in "
+                              "torch); call `scheduler.step()` without it.", UserWarning,
+                              stacklevel=2)
+                self.last_epoch = epoch
+                closed = getattr(self, "_get_closed_form_lr", None)
+                values = closed() if closed is not None else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+
+class StepLR(LRScheduler):
+    """Multiply each group's lr by `gamma` every `step_size` steps (torch's StepLR):
+    ``lr = initial_lr * gamma ** (last_epoch // step_size)``, applied to the current lr so
+    it composes with other changes."""
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
+                 last_epoch: int = -1):
+        self.step_size = step_size
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        self._warn_get_lr_outside_step()
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return [group["lr"] for group in self.optimizer.param_groups]
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * self.gamma ** (self.last_epoch // self.step_size)
+                for base in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """Cosine annealing from the initial lr to `eta_min` over `T_max` steps, without restarts
+    (torch's CosineAnnealingLR; SGDR, Loshchilov & Hutter 2017)::
+
+        lr_t = eta_min + (initial_lr - eta_min) * (1 + cos(pi * t / T_max)) / 2
+
+    computed, as torch does, by the recursive form from the previous lr (so it composes
+    with other changes and past T_max it rises again along the cosine)."""
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,
+                 last_epoch: int = -1):
+        self.T_max = T_max
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        self._warn_get_lr_outside_step()
+        groups, t, T, lo = self.optimizer.param_groups, self.last_epoch, self.T_max, self.eta_min
+        if self._is_initial:
+            return [group["lr"] for group in groups]
+        if self._step_count == 1 and t > 0:
+            return [lo + (base - lo) * (1 + math.cos(t * math.pi / T)) / 2
+                    for base in self.base_lrs]
+        if (t - 1 - T) % (2 * T) == 0:
+            return [group["lr"] + (base - lo) * (1 - math.cos(math.pi / T)) / 2
+                    for base, group in zip(self.base_lrs, groups)]
+        return [(1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T))
+                * (group["lr"] - lo) + lo for group in groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [self.eta_min + (base - self.eta_min)
+                * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base in self.base_lrs]
+
+
+class LambdaLR(LRScheduler):
+    """``lr = initial_lr * lr_lambda(last_epoch)`` (torch's LambdaLR).
+
+    Args:
+        lr_lambda: a function of the step index, or one per param group.
+    Raises:
+        ValueError: a list of lambdas whose length is not the number of groups.
+
+    ``state_dict()`` saves a lambda's attributes only when it is a callable object (not a
+    plain function or lambda), as torch does.
+    """
+
+    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1):
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
+                                 f"{len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        super().__init__(optimizer, last_epoch)
+
+    def state_dict(self) -> dict:
+        out = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        out["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else dict(fn.__dict__)
+                             for fn in self.lr_lambdas]
+        return out
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state_dict = dict(state_dict)
+        lambdas = state_dict.pop("lr_lambdas")
+        self.__dict__.update(state_dict)
+        for fn, saved in zip(self.lr_lambdas, lambdas):
+            if saved is not None:
+                fn.__dict__.update(saved)
+
+    def get_lr(self) -> list[float]:
+        self._warn_get_lr_outside_step()
+        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy (torch's OneCycleLR; Smith & Topin 2017): the lr rises from
+    ``max_lr / div_factor`` to `max_lr` over the first `pct_start` of `total_steps`, then
+    anneals to ``initial_lr / final_div_factor``; with `cycle_momentum` the momentum
+    (SGD/RMSprop ``momentum``, Adam's beta1) moves inversely between `max_momentum` and
+    `base_momentum`.  `three_phase` adds torch's symmetric third phase.  Step it once per
+    batch.
+
+    Raises:
+        ValueError: neither total_steps nor epochs and steps_per_epoch given, a bad
+            pct_start or anneal_strategy, cycle_momentum with an optimizer that has no
+            momentum or betas, or stepping past total_steps.
+    """
+
+    def __init__(self, optimizer: Optimizer, max_lr, total_steps: int | None = None,
+                 epochs: int | None = None, steps_per_epoch: int | None = None,
+                 pct_start: float = 0.3, anneal_strategy: str = "cos",
+                 cycle_momentum: bool = True, base_momentum=0.85, max_momentum=0.95,
+                 div_factor: float = 25.0, final_div_factor: float = 1e4,
+                 three_phase: bool = False, last_epoch: int = -1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if total_steps is not None:
+            if not isinstance(total_steps, int) or total_steps <= 0:
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            for name, v in (("epochs", epochs), ("steps_per_epoch", steps_per_epoch)):
+                if not isinstance(v, int) or v <= 0:
+                    raise ValueError(f"Expected positive integer {name}, but got {v}")
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+        if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError("anneal_strategy must be one of 'cos' or 'linear', instead got "
+                             f"{anneal_strategy}")
+        self._anneal_func_type = anneal_strategy
+        n = self.total_steps
+        phase = lambda end, lr0, lr1, m0, m1: {  # noqa: E731
+            "end_step": end, "start_lr": lr0, "end_lr": lr1, "start_momentum": m0,
+            "end_momentum": m1}
+        if three_phase:
+            self._schedule_phases = [
+                phase(float(pct_start * n) - 1, "initial_lr", "max_lr", "max_momentum",
+                      "base_momentum"),
+                phase(float(2 * pct_start * n) - 2, "max_lr", "initial_lr", "base_momentum",
+                      "max_momentum"),
+                phase(n - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+        else:
+            self._schedule_phases = [
+                phase(float(pct_start * n) - 1, "initial_lr", "max_lr", "max_momentum",
+                      "base_momentum"),
+                phase(n - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        max_lrs = _per_group("max_lr", optimizer, max_lr)
+        if last_epoch == -1:
+            for m, group in zip(max_lrs, optimizer.param_groups):
+                group["initial_lr"] = m / div_factor
+                group["max_lr"] = m
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with "
+                                 "`cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            maxs = _per_group("max_momentum", optimizer, max_momentum)
+            bases = _per_group("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for m, b, group in zip(maxs, bases, optimizer.param_groups):
+                    self._set_momentum(group, m)
+                    group["max_momentum"] = m
+                    group["base_momentum"] = b
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, group: dict, value: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def _anneal(self, start: float, end: float, pct: float) -> float:
+        if self._anneal_func_type == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self) -> list[float]:
+        self._warn_get_lr_outside_step()
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(f"Tried to step {step} times. The specified number of total "
+                             f"steps is {self.total_steps}")
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start = 0.0
+            for i, ph in enumerate(self._schedule_phases):
+                end = ph["end_step"]
+                if step <= end or i == len(self._schedule_phases) - 1:
+                    pct = (step - start) / (end - start)
+                    lrs.append(self._anneal(group[ph["start_lr"]], group[ph["end_lr"]], pct))
+                    if self.cycle_momentum:
+                        self._set_momentum(group, self._anneal(
+                            group[ph["start_momentum"]], group[ph["end_momentum"]], pct))
+                    break
+                start = end
+        return lrs
