@@ -19,7 +19,7 @@ from tracegrad.ir.graph import Graph, Node
 from tracegrad.ir.printer import format_loc
 from tracegrad.ir.registry import ELEMENTWISE, get
 
-BLOCK_ELEMENTS = 1 << 18   # elements per row block of a fusion region (1 MiB of f32)
+BLOCK_ELEMENTS = 1 << 16   # elements per row block of a fusion region (256 KiB of f32)
 
 
 def run(g: Graph, inputs: list, *, check_nan: bool = False, blocked: bool = True) -> list:
