@@ -32,8 +32,8 @@ def run(g: Graph, inputs: list, *, check_nan: bool = False, blocked: bool = True
     """
     if len(inputs) != len(g.inputs):
         raise ValueError(f"@{g.name} takes {len(g.inputs)} inputs, got {len(inputs)}")
-    if not check_nan and not (blocked and _needs_blocks(g)):
-        return Schedule(g).run(inputs)
+    if not check_nan:
+        return Schedule(g, blocked).run(inputs)
     env = {id(v): np.asarray(a) for v, a in zip(g.inputs, inputs)}
     last_use = _last_uses(g)
     nodes = g.nodes
@@ -59,14 +59,15 @@ def run(g: Graph, inputs: list, *, check_nan: bool = False, blocked: bool = True
 
 
 class Schedule:
-    """`g` prepared for repeated runs node by node: values numbered, kernels looked up,
-    and the values each step leaves dead found once (`run` does this per call).
+    """`g` prepared for repeated runs: values numbered, kernels looked up, the values each
+    step leaves dead found once, and each fusion region large enough to need row blocks
+    (`_multi_block`, `_blockable`) made one step that `_run_blocked` evaluates.
 
-    For a graph without fusion regions large enough to need row blocks
-    (`_needs_blocks`); `Executable` keeps one per program.
+    `Executable` keeps one per program; `run` builds one per call (anomaly mode's NaN
+    checks, ``check_nan``, take the node-by-node path in `run` instead).
     """
 
-    def __init__(self, g: Graph):
+    def __init__(self, g: Graph, blocked: bool = True):
         self.name = g.name
         self.n_inputs = len(g.inputs)
         slot = {id(v): i for i, v in enumerate(g.inputs)}
@@ -75,18 +76,47 @@ class Schedule:
                 slot[id(o)] = len(slot)
         self.n_slots = len(slot)
         self.outputs = [slot[id(v)] for v in g.outputs]
+        last_use = _last_uses(g)
+        groups = []   # (first node index, nodes): one node, or a blocked region
+        i, nodes = 0, g.nodes
+        while i < len(nodes):
+            j = i + 1
+            if blocked and nodes[i].region is not None:
+                while j < len(nodes) and nodes[j].region == nodes[i].region:
+                    j += 1
+                run_ = nodes[i:j]
+                if len(run_) > 1 and _multi_block(run_) and _blockable(run_, last_use, j):
+                    groups.append((i, run_))
+                    i = j
+                    continue
+                j = i + 1
+            groups.append((i, nodes[i:j]))
+            i = j
         keep = set(self.outputs)
-        last = {}   # slot -> index of the step reading it last
-        for i, n in enumerate(g.nodes):
-            for v in n.inputs:
-                last[slot[id(v)]] = i
-        drops: list[list] = [[] for _ in g.nodes]
-        for k, i in last.items():
-            if k not in keep:
-                drops[i].append(k)
-        self.steps = [(get(n.op).kernel_for("numpy"), tuple(slot[id(v)] for v in n.inputs),
-                       n.attrs, tuple(slot[id(o)] for o in n.outputs), tuple(d))
-                      for n, d in zip(g.nodes, drops)]
+        last = {}   # slot -> index of the group reading it last
+        for k, (_, run_) in enumerate(groups):
+            for n in run_:
+                for v in n.inputs:
+                    last[slot[id(v)]] = k
+        drops: list[list] = [[] for _ in groups]
+        for s_, k in last.items():
+            if s_ not in keep:
+                drops[k].append(s_)
+        self.steps = []
+        for (first, run_), d in zip(groups, drops):
+            if len(run_) == 1:
+                n = run_[0]
+                self.steps.append((get(n.op).kernel_for("numpy"),
+                                   tuple(slot[id(v)] for v in n.inputs), n.attrs,
+                                   tuple(slot[id(o)] for o in n.outputs), tuple(d)))
+            else:   # a blocked region: what it reads from outside, what it exports
+                inside = {id(o) for n in run_ for o in n.outputs}
+                reads = {id(v): v for n in run_ for v in n.inputs if id(v) not in inside}
+                end = first + len(run_)
+                exports = [o for n in run_ for o in n.outputs if last_use.get(id(o), -1) >= end]
+                region = (run_, last_use, end, [(k, slot[k]) for k in reads],
+                          [(id(o), slot[id(o)]) for o in exports])
+                self.steps.append((None, region, None, None, tuple(d)))
 
     def run(self, inputs: list) -> list:
         if len(inputs) != self.n_inputs:
@@ -97,12 +127,19 @@ class Schedule:
         read = env.__getitem__
         with np.errstate(all="ignore"):
             for kernel, ins, attrs, outs, drops in self.steps:
-                out = kernel(np, *map(read, ins), **attrs)
-                if type(out) is tuple:
-                    for k, a in zip(outs, out):
-                        env[k] = np.asarray(a)
+                if kernel is None:
+                    run_, last_use, end, reads, exports = ins
+                    local = {k: env[s_] for k, s_ in reads}
+                    _run_blocked(run_, local, last_use, end)
+                    for k, s_ in exports:
+                        env[s_] = local[k]
                 else:
-                    env[outs[0]] = out if type(out) is np.ndarray else np.asarray(out)
+                    out = kernel(np, *map(read, ins), **attrs)
+                    if type(out) is tuple:
+                        for k, a in zip(outs, out):
+                            env[k] = np.asarray(a)
+                    else:
+                        env[outs[0]] = out if type(out) is np.ndarray else np.asarray(out)
                 for k in drops:   # dead after this step: memory goes back at once
                     env[k] = None
         return [env[k] for k in self.outputs]
@@ -111,21 +148,7 @@ class Schedule:
 def prepare(g: Graph):
     """A function running `g` (``inputs -> outputs``), as `run` with its defaults would,
     with the per-graph work done once."""
-    if _needs_blocks(g):
-        return lambda inputs: run(g, inputs)
     return Schedule(g).run
-
-
-def _needs_blocks(g: Graph) -> bool:
-    """Might some fusion region span more than one row block?  Not when no value in a
-    region has more than BLOCK_ELEMENTS elements: one block, which node by node gives
-    the same values without the slicing."""
-    for n in g.nodes:
-        if n.region is not None:
-            for o in n.outputs:
-                if o.type.numel > BLOCK_ELEMENTS:
-                    return True
-    return False
 
 
 def _multi_block(run_) -> bool:
