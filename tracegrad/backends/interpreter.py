@@ -26,7 +26,8 @@ def run(g: Graph, inputs: list, *, check_nan: bool = False, blocked: bool = True
     """Execute `g` on NumPy arrays; returns one array per graph output.
 
     Args:
-        blocked: evaluate fusion regions in row blocks (False: node by node).
+        blocked: evaluate fusion regions in row blocks (False: node by node; with
+            ``check_nan`` always node by node).
     Raises:
         FloatingPointError: with ``check_nan``, at the first node producing NaN/Inf.
     """
@@ -34,27 +35,13 @@ def run(g: Graph, inputs: list, *, check_nan: bool = False, blocked: bool = True
         raise ValueError(f"@{g.name} takes {len(g.inputs)} inputs, got {len(inputs)}")
     if not check_nan:
         return Schedule(g, blocked).run(inputs)
+    # NaN checks name the node that first produced one: node by node, no row blocks
     env = {id(v): np.asarray(a) for v, a in zip(g.inputs, inputs)}
     last_use = _last_uses(g)
-    nodes = g.nodes
-    i = 0
     with np.errstate(all="ignore"):
-        while i < len(nodes):
-            n = nodes[i]
-            j = i + 1
-            if blocked and n.region is not None:
-                while j < len(nodes) and nodes[j].region == n.region:
-                    j += 1
-            run_ = nodes[i:j]
-            if (len(run_) > 1 and not check_nan and _multi_block(run_)
-                    and _blockable(run_, last_use, j)):
-                _run_blocked(run_, env, last_use, j)
-                _drop_dead(run_, env, last_use, j)
-            else:
-                for k, m in enumerate(run_):
-                    _run_node(g, i + k, m, env, check_nan)
-                    _drop_dead((m,), env, last_use, i + k + 1)
-            i = j
+        for i, n in enumerate(g.nodes):
+            _run_node(g, i, n, env, check_nan)
+            _drop_dead((n,), env, last_use, i + 1)
     return [env[id(v)] for v in g.outputs]
 
 
@@ -84,13 +71,11 @@ class Schedule:
             if blocked and nodes[i].region is not None:
                 while j < len(nodes) and nodes[j].region == nodes[i].region:
                     j += 1
-                run_ = nodes[i:j]
-                if len(run_) > 1 and _multi_block(run_) and _blockable(run_, last_use, j):
-                    groups.append((i, run_))
-                    i = j
-                    continue
-                j = i + 1
-            groups.append((i, nodes[i:j]))
+            run_ = nodes[i:j]
+            if len(run_) > 1 and _multi_block(run_) and _blockable(run_, last_use, j):
+                groups.append((i, run_))
+            else:   # one step per node
+                groups.extend((i + k, [n]) for k, n in enumerate(run_))
             i = j
         keep = set(self.outputs)
         last = {}   # slot -> index of the group reading it last

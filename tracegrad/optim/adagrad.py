@@ -51,12 +51,9 @@ class Adagrad(Optimizer):
         return state
 
     def _update_group(self, group: dict, hyper: dict) -> None:
-        for p in group["params"]:
-            if p.grad is None:
-                continue
+        for p, grad in self._grads(group):
             state = self._init_state(p, group)
             step = state["step"].add_(1)
-            grad = -p.grad if group["maximize"] else p.grad
             if group["weight_decay"] != 0:
                 grad = grad + p * hyper["weight_decay"]
             clr = hyper["lr"]

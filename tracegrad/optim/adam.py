@@ -58,10 +58,7 @@ class Adam(Optimizer):
 
     def _update_group(self, group: dict, hyper: dict) -> None:
         lr, (beta1, beta2), wd = hyper["lr"], hyper["betas"], hyper["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            grad = -p.grad if group["maximize"] else p.grad
+        for p, grad in self._grads(group):
             state = self.state[p]
             if "step" not in state:
                 state["step"] = _creation.zeros((), dtype=float32)

@@ -268,6 +268,14 @@ class Optimizer:
     def _update_group(self, group: dict, hyper: dict) -> None:
         raise NotImplementedError(f"{type(self).__name__} does not implement _update_group")
 
+    @staticmethod
+    def _grads(group: dict):
+        """``(param, gradient)`` for each param of `group` that has a ``.grad``; the gradient
+        negated under ``maximize`` (torch's maximize: ascend the objective)."""
+        for p in group["params"]:
+            if p.grad is not None:
+                yield p, (-p.grad if group["maximize"] else p.grad)
+
     # ---- what a traced step bakes in ----------------------------------------------------
     def _signature(self) -> tuple:
         groups = []

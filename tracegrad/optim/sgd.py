@@ -39,10 +39,7 @@ class SGD(Optimizer):
                                       maximize=maximize))
 
     def _update_group(self, group: dict, hyper: dict) -> None:
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            g = -p.grad if group["maximize"] else p.grad
+        for p, g in self._grads(group):
             if group["weight_decay"] != 0:
                 g = g + p * hyper["weight_decay"]
             if group["momentum"] != 0:
