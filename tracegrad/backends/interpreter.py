@@ -1,9 +1,10 @@
 """The reference executor: runs an IR graph node by node on NumPy.
 
 Slow, simple, transparent.  Two memory rules keep its peak low: a value is
-dropped right after its last use, and a fusion region (passes/fuse.py) is
-evaluated in row blocks, so values interior to the region only ever exist
-one block at a time (a region that fits in one block runs node by node).
+dropped right after its last use, and a large fusion region (passes/fuse.py)
+is evaluated in row blocks (`BlockedRegion`), so values interior to the region
+only ever exist one block at a time and stay in the CPU cache between the
+nodes that make and read them (smaller regions run node by node).
 With ``check_nan`` it stops at the first node whose output holds NaN/Inf and
 names it with its source line.  A program run many times (a cached backward
 program) is prepared once: `Schedule` numbers its values, looks its kernels
@@ -12,6 +13,7 @@ up and finds each value's last use, leaving ~1 us of work per node per run.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -20,6 +22,7 @@ from tracegrad.ir.printer import format_loc
 from tracegrad.ir.registry import ELEMENTWISE, get
 
 BLOCK_ELEMENTS = 1 << 16   # elements per row block of a fusion region (256 KiB of f32)
+MIN_BLOCKED_ELEMENTS = 1 << 19   # smaller regions run node by node (see docs/passes.md)
 
 
 def run(g: Graph, inputs: list, *, check_nan: bool = False, blocked: bool = True) -> list:
@@ -47,8 +50,8 @@ def run(g: Graph, inputs: list, *, check_nan: bool = False, blocked: bool = True
 
 class Schedule:
     """`g` prepared for repeated runs: values numbered, kernels looked up, the values each
-    step leaves dead found once, and each fusion region large enough to need row blocks
-    (`_multi_block`, `_blockable`) made one step that `_run_blocked` evaluates.
+    step leaves dead found once, and each fusion region large enough to gain from row
+    blocks made one step, a `BlockedRegion`.
 
     `Executable` keeps one per program; `run` builds one per call (anomaly mode's NaN
     checks, ``check_nan``, take the node-by-node path in `run` instead).
@@ -64,7 +67,7 @@ class Schedule:
         self.n_slots = len(slot)
         self.outputs = [slot[id(v)] for v in g.outputs]
         last_use = _last_uses(g)
-        groups = []   # (first node index, nodes): one node, or a blocked region
+        groups = []   # (nodes, BlockedRegion or None): one node, or a blocked region
         i, nodes = 0, g.nodes
         while i < len(nodes):
             j = i + 1
@@ -72,14 +75,16 @@ class Schedule:
                 while j < len(nodes) and nodes[j].region == nodes[i].region:
                     j += 1
             run_ = nodes[i:j]
-            if len(run_) > 1 and _multi_block(run_) and _blockable(run_, last_use, j):
-                groups.append((i, run_))
+            exported = [o for n in run_ for o in n.outputs if last_use.get(id(o), -1) >= j]
+            region = BlockedRegion.plan(run_, exported, slot) if len(run_) > 1 else None
+            if region is not None:
+                groups.append((run_, region))
             else:   # one step per node
-                groups.extend((i + k, [n]) for k, n in enumerate(run_))
+                groups.extend(([n], None) for n in run_)
             i = j
         keep = set(self.outputs)
         last = {}   # slot -> index of the group reading it last
-        for k, (_, run_) in enumerate(groups):
+        for k, (run_, _) in enumerate(groups):
             for n in run_:
                 for v in n.inputs:
                     last[slot[id(v)]] = k
@@ -88,19 +93,13 @@ class Schedule:
             if s_ not in keep:
                 drops[k].append(s_)
         self.steps = []
-        for (first, run_), d in zip(groups, drops):
-            if len(run_) == 1:
+        for (run_, region), d in zip(groups, drops):
+            if region is None:
                 n = run_[0]
                 self.steps.append((get(n.op).kernel_for("numpy"),
                                    tuple(slot[id(v)] for v in n.inputs), n.attrs,
                                    tuple(slot[id(o)] for o in n.outputs), tuple(d)))
-            else:   # a blocked region: what it reads from outside, what it exports
-                inside = {id(o) for n in run_ for o in n.outputs}
-                reads = {id(v): v for n in run_ for v in n.inputs if id(v) not in inside}
-                end = first + len(run_)
-                exports = [o for n in run_ for o in n.outputs if last_use.get(id(o), -1) >= end]
-                region = (run_, last_use, end, [(k, slot[k]) for k in reads],
-                          [(id(o), slot[id(o)]) for o in exports])
+            else:
                 self.steps.append((None, region, None, None, tuple(d)))
 
     def run(self, inputs: list) -> list:
@@ -113,11 +112,7 @@ class Schedule:
         with np.errstate(all="ignore"):
             for kernel, ins, attrs, outs, drops in self.steps:
                 if kernel is None:
-                    run_, last_use, end, reads, exports = ins
-                    local = {k: env[s_] for k, s_ in reads}
-                    _run_blocked(run_, local, last_use, end)
-                    for k, s_ in exports:
-                        env[s_] = local[k]
+                    ins.run(env)
                 else:
                     out = kernel(np, *map(read, ins), **attrs)
                     if type(out) is tuple:
@@ -134,13 +129,6 @@ def prepare(g: Graph):
     """A function running `g` (``inputs -> outputs``), as `run` with its defaults would,
     with the per-graph work done once."""
     return Schedule(g).run
-
-
-def _multi_block(run_) -> bool:
-    shape = max((o.shape for n in run_ for o in n.outputs), key=len)
-    if not shape:
-        return False
-    return shape[0] > max(1, BLOCK_ELEMENTS // max(1, math.prod(shape[1:])))
 
 
 def _drop_dead(ran, env: dict, last_use: dict, next_index: int) -> None:
@@ -174,71 +162,161 @@ def _run_node(g: Graph, i: int, n: Node, env: dict, check_nan: bool) -> None:
         env[id(o)] = a
 
 
-def _blockable(run_: list[Node], last_use: dict, end: int) -> bool:
-    """Every node works row-wise over one leading dim, and exported values keep that dim."""
-    shape = max((o.shape for n in run_ for o in n.outputs), key=len)
-    if not shape or shape[0] < 2:
-        return False
-    rows = shape[0]
-    read_inside = {id(v) for n in run_ for v in n.inputs}
-    for n in run_:
-        flags = get(n.op).flags
-        out = n.outputs[0]
-        if n.op in ("sum", "amax"):
-            if len(n.inputs[0].shape) != len(shape):
-                return False
-            if 0 in n.attrs["dim"]:     # accumulated across blocks: must end the run
-                if id(out) in read_inside:
-                    return False
+class BlockedRegion:
+    """A fusion region compiled to run in row blocks, one pass over the region per block.
+
+    The region's leading ``k`` dims are merged into one row dim (``rows`` = their product;
+    the region's values are reshaped, which costs nothing on contiguous arrays) and the
+    region is evaluated ``step`` rows at a time, each block of about `BLOCK_ELEMENTS`
+    elements.  A block's values stay in the CPU cache from the node that makes them to the
+    nodes that read them, where node-by-node evaluation streams every whole intermediate
+    through memory; and a block's arrays are small enough for the allocator to hand back
+    warm memory instead of fresh pages.  Values read after the region (exports) are
+    written block by block into whole arrays; a reduction over the row dim is accumulated
+    across blocks.  `plan` returns None for a region this scheme cannot split.
+
+    Per block the work is one flat loop: every value the region touches has an index in
+    one list (broadcast inputs, the current block of each rowed input, the block's
+    intermediates), and each instruction is ``(kernel, argument indices, attrs, result
+    index)``, so there is no dict or shape logic per node per block.
+    """
+
+    def __init__(self, k, rows, step, n_vals, consts, rowed, instrs, last_instrs, exports):
+        self.k, self.rows, self.step = k, rows, step
+        self.n_vals, self.consts, self.rowed = n_vals, consts, rowed
+        self.instrs, self.last_instrs, self.exports = instrs, last_instrs, exports
+
+    @staticmethod
+    def plan(run_: list[Node], exported: list, slot: dict) -> "BlockedRegion | None":
+        """Compile `run_` (a region's nodes in order) whose values in `exported` are read
+        after it; `slot` numbers the program's values.  None: run it node by node."""
+        shape = tuple(max((n.inputs[0].shape if n.op in ("sum", "amax") else n.outputs[0].shape
+                           for n in run_), key=len))
+        if len(run_) < 2 or math.prod(shape) < MIN_BLOCKED_ELEMENTS:
+            return None
+        for k in range(len(shape), 0, -1):   # merge as many leading dims as the region allows
+            lead = shape[:k]
+            rows = math.prod(lead)
+            step = max(1, BLOCK_ELEMENTS // max(1, math.prod(shape[k:])))
+            if rows <= step:
                 continue
-        elif not (flags & ELEMENTWISE or n.op == "expand"):
-            return False
-        if len(out.shape) != len(shape) and not (n.op in ("sum", "amax")
-                                                 and not n.attrs["keepdim"]):
-            return False
-        if out.shape[0] != rows:
-            return False
-    return True
+            r = BlockedRegion._compile(run_, exported, slot, shape, k, rows, step)
+            if r is not None:
+                return r
+        return None
 
+    @staticmethod
+    def _compile(run_, exported, slot, shape, k, rows, step):
+        R = len(shape)
+        lead = shape[:k]
 
-def _rows_of(v, rows: int, ndim: int) -> bool:
-    """Does value `v` carry the block dim (dim 0 of the region's shape)?"""
-    return len(v.shape) == ndim and v.shape and v.shape[0] == rows
+        def layout(s):   # how a value of shape s meets the merged rows
+            s = tuple(s)
+            if len(s) == R and s[:k] == lead:
+                return "rowed", (rows,) + s[k:]
+            m = len(s) - (R - k)       # how many of its dims fall on merged dims
+            if m <= 0:
+                return "bcast", s
+            if all(d == 1 for d in s[:m]):
+                return "bcast", (1,) + s[m:]
+            return None, None
 
-
-def _run_blocked(run_: list[Node], env: dict, last_use: dict, end: int) -> None:
-    shape = max((o.shape for n in run_ for o in n.outputs), key=len)
-    rows, ndim = shape[0], len(shape)
-    inside = {id(o) for n in run_ for o in n.outputs}
-    exports = [o for n in run_ for o in n.outputs if last_use.get(id(o), -1) >= end]
-    results = {id(o): np.empty(o.shape, o.dtype.numpy) for o in exports}
-    step = max(1, BLOCK_ELEMENTS // max(1, math.prod(shape[1:])))
-    across = {id(n.outputs[0]): n.op for n in run_       # reductions over the block dim
-              if n.op in ("sum", "amax") and 0 in n.attrs["dim"]}
-    for start in range(0, rows, step):
-        stop = min(rows, start + step)
-        local: dict[int, np.ndarray] = {}
+        index: dict[int, int] = {}
+        consts, rowed, instrs, last_instrs = [], [], [], []
+        inside = {id(n.outputs[0]) for n in run_}
+        across: dict[int, str] = {}
         for n in run_:
+            if len(n.outputs) != 1:
+                return None
             args = []
             for v in n.inputs:
-                if id(v) in inside:
-                    args.append(local[id(v)])
+                if id(v) not in index:
+                    if id(v) in inside:
+                        return None          # read before it is made: not a plain chain
+                    kind, flat = layout(v.shape)
+                    if kind is None:
+                        return None
+                    index[id(v)] = len(index)
+                    (rowed if kind == "rowed" else consts).append((index[id(v)], slot[id(v)], flat))
+                args.append(index[id(v)])
+            out = n.outputs[0]
+            attrs = dict(n.attrs)
+            tail = attrs
+            if n.op in ("sum", "amax"):
+                dims = sorted(d % R for d in n.attrs["dim"])
+                merged = [d for d in dims if d < k]
+                if merged and merged != list(range(k)):
+                    return None              # reduces some merged dims but not others
+                if not attrs["keepdim"] and id(out) in {id(v) for m in run_ for v in m.inputs}:
+                    return None
+                if merged:
+                    if id(out) not in {id(v) for v in exported}:
+                        return None          # a partial sum is only valid once accumulated
+                    across[id(out)] = n.op
+                    attrs["dim"] = (0,) + tuple(d - k + 1 for d in dims if d >= k)
+                    attrs["keepdim"] = True
                 else:
-                    a = env[id(v)]
-                    args.append(a[start:stop] if _rows_of(v, rows, ndim) else a)
-            attrs = n.attrs
-            if n.op == "expand":
-                attrs = {"size": (stop - start,) + tuple(attrs["size"][1:])}
-            out = np.asarray(get(n.op).kernel_for("numpy")(np, *args, **attrs))
-            local[id(n.outputs[0])] = out
-        for o in exports:
-            part = local[id(o)]
-            if id(o) not in across:
-                results[id(o)][start:stop] = part
-            elif start == 0:
-                results[id(o)][...] = part
-            elif across[id(o)] == "sum":
-                results[id(o)] += part
+                    attrs["dim"] = tuple(d - k + 1 for d in dims)
+                tail = attrs
+            elif n.op == "expand":
+                size = tuple(attrs["size"])
+                if layout(size)[0] != "rowed":
+                    return None
+                attrs = {**attrs, "size": (step,) + size[k:]}
+                tail = {**attrs, "size": ((rows - 1) % step + 1,) + size[k:]}
+            elif not get(n.op).flags & ELEMENTWISE or layout(out.shape)[0] != "rowed":
+                return None
+            index[id(out)] = len(index)
+            kernel = get(n.op).kernel_for("numpy")
+            instrs.append((partial(kernel, np, **attrs), tuple(args), index[id(out)]))
+            last_instrs.append((partial(kernel, np, **tail), tuple(args), index[id(out)]))
+        exports = []
+        for o in exported:
+            if id(o) not in index:
+                return None
+            if id(o) in across:
+                exports.append((index[id(o)], slot[id(o)], across[id(o)], tuple(o.shape),
+                                o.dtype.numpy))
+            else:   # rowed (a reduction within rows may have dropped trailing dims)
+                if tuple(o.shape[:k]) != lead:
+                    return None
+                exports.append((index[id(o)], slot[id(o)], "rows", tuple(o.shape),
+                                o.dtype.numpy))
+        return BlockedRegion(k, rows, step, len(index), consts, rowed, instrs, last_instrs,
+                             exports)
+
+    def run(self, env: list) -> None:
+        """Read the region's inputs from `env` (by slot), write its exports into it."""
+        vals: list = [None] * self.n_vals
+        for i, s_, flat in self.consts:
+            vals[i] = env[s_].reshape(flat)
+        rowed = [(i, env[s_].reshape(flat)) for i, s_, flat in self.rowed]
+        results = []
+        for i, s_, kind, shape, dtype in self.exports:
+            if kind == "rows":
+                flat = (self.rows,) + shape[self.k:]
+                results.append((i, np.empty(flat, dtype), kind))
             else:
-                np.maximum(results[id(o)], part, out=results[id(o)])
-    env.update(results)
+                results.append((i, None, kind))
+        step, rows, instrs = self.step, self.rows, self.instrs
+        for start in range(0, rows, step):
+            stop = start + step
+            for i, a in rowed:
+                vals[i] = a[start:stop]
+            if stop >= rows:
+                instrs = self.last_instrs
+            for f, args, o in instrs:
+                vals[o] = f(*[vals[j] for j in args])
+            for n, (i, res, kind) in enumerate(results):
+                part = vals[i]
+                if kind == "rows":
+                    res[start:stop] = part
+                elif res is None:
+                    results[n] = (i, np.array(part), kind)
+                elif kind == "sum":
+                    res += part
+                else:
+                    np.maximum(res, part, out=res)
+        for (i, res, kind), (_, s_, _, shape, _) in zip(results, self.exports):
+            env[s_] = res.reshape(shape)
+
