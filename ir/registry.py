@@ -72,6 +72,8 @@ class OpDef:
         kernels: per-backend kernel overrides, e.g. ``{"jax": fn}``.
         decomp: for a composite op, ``decomp(ops, *inputs, **attrs)`` emitting other ops.
         ref: the torch/jax function whose behaviour this op follows.
+        node_name: torch's name of the op's backward node where it is not
+            ``<Op>Backward0`` (``real`` -> ``SelectBackward0``).
     """
 
     name: str
@@ -87,6 +89,7 @@ class OpDef:
     ref: str = ""
     promote_inputs: tuple[int, ...] | None = None  # which operands promote (None = all)
     jvp: Any = None
+    node_name: str = ""
 
     def __post_init__(self):
         # precomputed for the per-op hot path (`bind`, `Frontend.call`)
@@ -116,7 +119,7 @@ REGISTRY: dict[str, OpDef] = {}
 
 def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, kernel=None,
           vjp=None, canon=None, flags=0, kernels=None, decomp=None, ref="",
-          promote_inputs=None, jvp=None) -> OpDef:
+          promote_inputs=None, jvp=None, node_name="") -> OpDef:
     """Declare and register an op; an incomplete declaration is rejected here."""
     if isinstance(inputs, str):
         inputs = tuple(s.strip() for s in inputs.split(",") if s.strip())
@@ -132,7 +135,7 @@ def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, ker
         raise IRError(f"op {name!r}: jvp must be a rule, LINEAR or None (derived from the vjp), "
                       f"and an op without gradient has none; got {jvp!r}")
     op = OpDef(name, inputs, tuple(attrs), infer, kernel, vjp, canon, flags,
-               dict(kernels or {}), decomp, ref, promote_inputs, jvp=jvp)
+               dict(kernels or {}), decomp, ref, promote_inputs, jvp=jvp, node_name=node_name)
     REGISTRY[name] = op
     return op
 
@@ -218,35 +221,18 @@ def plan_promotion(op: OpDef, operands: list) -> T.DType | None:
     return dt
 
 
-# Ops torch 2.13 differentiates on complex inputs that tracegrad does not support yet: these
-# raise NotImplementedError; every other op without the COMPLEX flag raises DTypeError (a
-# TypeError), as torch rejects complex there too (relu, maximum, floor, softmax ...).
-COMPLEX_NOT_YET = frozenset({
-    "var", "std", "var_mean", "std_mean", "logsumexp", "norm", "logaddexp", "lerp",
-    "addcmul", "addcdiv", "l1_loss", "normalize", "conv", "conv1d", "conv2d",
-    "conv_transpose2d", "linalg_inv", "batched_solve", "linalg_solve", "linalg_det",
-    "linalg_slogdet", "linalg_cholesky", "linalg_qr", "linalg_eigh", "linalg_svd",
-    "linalg_svdvals", "linalg_vector_norm", "linalg_matrix_norm", "linalg_norm", "nan_to_num",
-    "all", "any", "count_nonzero"})
-
-
 def check_complex(op: OpDef, types) -> None:
-    """The one rule for complex operands: an op without the COMPLEX flag rejects them.
+    """The one rule for complex operands: an op without the COMPLEX flag rejects them, as
+    torch rejects complex there (relu, maximum, floor, softmax ...).
 
     ``types`` holds TensorTypes (or anything with ``.dtype`` and ``str()``).  Called by
     `Frontend.call` on every op call and by the IR verifier.
 
     Raises:
-        NotImplementedError: torch supports complex for this op, tracegrad does not yet.
-        DTypeError: the op is not defined for complex tensors (as in torch).
+        DTypeError: the op is not defined for complex tensors (a TypeError, as in torch).
     """
     for t in types:
         if t.dtype.is_complex:
             shown = ", ".join(str(x) for x in types)
-            if op.name in COMPLEX_NOT_YET:
-                raise NotImplementedError(
-                    f"{op.name}: complex tensors are not supported yet, got ({shown}); torch "
-                    "supports them here. docs/ops.md lists the ops that take complex64/"
-                    "complex128")
             raise DTypeError(f"{op.name}: not supported for complex tensors, got ({shown}); "
                              "docs/ops.md lists the ops that take complex64/complex128")

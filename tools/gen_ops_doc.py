@@ -125,16 +125,13 @@ def _row(suite, info, skipped: list) -> str:
 
 
 def _complex_paragraph() -> list[str]:
-    from tracegrad.ir.registry import COMPLEX_NOT_YET
-    todo = ", ".join(f"`{n}`" for n in sorted(COMPLEX_NOT_YET))
     return [
         "Complex: an op whose dtypes include `c64 c128` takes complex tensors, with torch's "
         "gradient convention (docs/autograd.md, \"Complex numbers\"); its complex samples "
         "count in every column (finite differences along the real and the imaginary part in "
         "complex128, executors in complex64, `make test-all` adds the conjugated jax.vjp "
-        "comparison; gradcheck is real-only).  Every other op rejects complex tensors: "
-        f"`NotImplementedError` for those torch supports on complex ({todo}), `DTypeError` "
-        "for the rest (tests/ops/test_complex.py).", ""]
+        "comparison; gradcheck is real-only).  Every other op rejects complex tensors with "
+        "`DTypeError`, as torch rejects them there (tests/ops/test_complex.py).", ""]
 
 
 def _subgradient_section(suite) -> list[str]:

@@ -154,7 +154,8 @@ def _random(size, dtype, distribution, requires_grad) -> Tensor:
         with no_grad():
             if distribution == "normal":   # torch: each part N(0, 1/2), so E|z|^2 = 1
                 parts = _ops.mul(parts, 0.5 ** 0.5)
-            t = _ops.view_as_complex(parts)
+            # cloned: a fresh tensor, not a view of the temporary parts (as torch.randn)
+            t = _ops.view_as_complex(parts).clone()
     else:
         t = _draw(size, dt, distribution)
     return t.requires_grad_(True) if requires_grad else t

@@ -301,6 +301,11 @@ def _value(x: Tensor, value) -> Tensor:
         return value if value.dtype is x.dtype else _ops.convert(value, x.dtype)
     if isinstance(value, (bool, int, float, np.number, np.bool_)):
         return _ops.full((), value, x.dtype)
+    if isinstance(value, complex):   # torch: into a real tensor only with imaginary part 0
+        if not x.dtype.is_complex and value.imag != 0:
+            raise RuntimeError(f"value {value} cannot be converted to type {x.dtype.name} "
+                               "without overflow")
+        return _ops.full((), value if x.dtype.is_complex else value.real, x.dtype)
     if isinstance(value, (list, tuple, np.ndarray)):
         return Tensor(np.asarray(value).astype(x.dtype.numpy))
     raise TypeError(f"can't assign a {type(value).__name__} to a tensor; use a number or a "

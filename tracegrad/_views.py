@@ -1,9 +1,9 @@
 """View aliasing on top of functional values (torch's views, recorded functionally).
 
-A tensor made by a view op (reshape, permute, expand, slice, detach ...)
-remembers its base (the tensor that owns the storage) and the chain of view
-ops from the base to itself, and shares the base's version counter.  Values
-are immutable arrays, so aliasing is kept by rewriting:
+A tensor made by a view op (reshape, permute, expand, slice, detach, real, imag,
+conj, view_as_real ...) remembers its base (the tensor that owns the storage) and
+the chain of view ops from the base to itself, and shares the base's version
+counter.  Values are immutable arrays, so aliasing is kept by rewriting:
 
 - an in-place op on a view computes the view's new value, scatters it back
   through the inverse of each view op into a new value of the base (recorded
@@ -65,6 +65,16 @@ def _inverse(op: str, attrs: dict, parent: Tensor, child: Tensor) -> Tensor:
         return _slice_scatter(parent, child, attrs["starts"], attrs["stops"], attrs["steps"])
     if op == "diagonal":
         return _ops.diagonal_scatter(parent, child, **attrs)
+    if op == "real":   # the new real part with the old imaginary part (a real parent: itself)
+        return _ops.complex(child, _ops.imag(parent)) if parent.dtype.is_complex else child
+    if op == "imag":
+        return _ops.complex(_ops.real(parent), child)
+    if op == "conj":
+        return _ops.conj(child)
+    if op == "view_as_real":
+        return _ops.view_as_complex(child)
+    if op == "view_as_complex":
+        return _ops.view_as_real(child)
     if op == "expand":
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location (an expanded view). "

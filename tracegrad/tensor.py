@@ -35,6 +35,38 @@ def _operator(name: str, reflected: bool = False):
     return method
 
 
+
+_DEVICE_TYPES = ("cpu", "cuda", "mps", "xpu", "meta")
+
+
+def parse_to_args(name: str, args: tuple, kwargs: dict, extra: tuple = ()):
+    """The one parser of torch's ``to(...)`` forms, shared by `Tensor.to` and `Module.to`:
+    ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other_tensor)`` and the keywords
+    ``dtype``, ``device``, ``non_blocking`` (ignored) and those in `extra` (e.g. ``copy``).
+
+    Returns ``(dtype or None, *extra values)``.
+    Raises:
+        TypeError: an unknown keyword or dtype.
+        NotImplementedError: a device other than "cpu" (tracegrad tensors live on the CPU).
+    """
+    kwargs = dict(kwargs)
+    dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+    extras = [kwargs.pop(k, False) for k in extra]
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"{name}() got unexpected keyword argument(s) {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, str) and a.split(":")[0] in _DEVICE_TYPES:
+            device = a
+        elif a is not None:
+            dtype = a
+    if device is not None and str(device).split(":")[0] != "cpu":
+        raise NotImplementedError(f"{name}: device {str(device)!r} is not supported yet; "
+                                  "tracegrad tensors live on the CPU")
+    return (None if dtype is None else T.as_dtype(dtype), *extras)
+
 class Tensor:
     """A multi-dimensional array with PyTorch's autograd semantics.
 
@@ -232,19 +264,34 @@ class Tensor:
 
     @property
     def real(self) -> "Tensor":
-        """The real part (torch.Tensor.real): float32 of complex64, float64 of complex128; a
-        real tensor's values.  A new tensor, not a view as in torch: writing into it does not
-        change `self`."""
+        """The real part as a view (torch.Tensor.real): float32 of complex64, float64 of
+        complex128; writing into it (``z.real.mul_(2)``, ``z.real[0] = 1``) changes `self`,
+        and gradients flow through it (``SelectBackward0``, as torch).  A real tensor's
+        ``.real`` is the tensor itself, as in torch."""
+        if not self.dtype.is_complex:
+            return self
         return _call_kw("real", self)
 
     @property
     def imag(self) -> "Tensor":
-        """The imaginary part of a complex tensor (torch.Tensor.imag), a new tensor, not a view.
+        """The imaginary part of a complex tensor as a view (torch.Tensor.imag), like `real`.
 
         Raises:
-            DTypeError: `self` is not complex (as torch).
+            RuntimeError: `self` is not complex (torch's message).
         """
+        if not self.dtype.is_complex:
+            raise RuntimeError(f"imag: is not implemented for tensors with non-complex dtypes, "
+                               f"got {self._type}")
         return _call_kw("imag", self)
+
+    def conj(self) -> "Tensor":
+        """The complex conjugate as a view (torch.Tensor.conj): writing into it writes the
+        conjugate into `self`.  Its values are conjugated at once (torch sets a lazy
+        conjugate bit instead; `conj_physical` is the copy).  A real tensor's ``conj()`` is
+        the tensor itself, as in torch."""
+        if not self.dtype.is_complex:
+            return self
+        return _call_kw("conj", self)
 
     def __index__(self) -> int:
         if self.dtype.category != T.INT or self.numel() != 1:
@@ -499,22 +546,8 @@ class Tensor:
             TypeError: an unknown dtype or argument.
             NotImplementedError: a device other than "cpu".
         """
-        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
-        copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword argument(s) {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype = a.dtype
-            elif isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda", "mps", "xpu", "meta"):
-                device = a
-            elif a is not None:
-                dtype = a
-        if device is not None and str(device).split(":")[0] != "cpu":
-            raise NotImplementedError(f"to: device {str(device)!r} is not supported yet; "
-                                      "tracegrad tensors live on the CPU")
-        dtype = self.dtype if dtype is None else T.as_dtype(dtype)
+        dtype, copy = parse_to_args("to", args, kwargs, ("copy",))
+        dtype = self.dtype if dtype is None else dtype
         if dtype is self.dtype and not copy:
             return self
         from ._ops import convert
@@ -620,6 +653,20 @@ class Tensor:
             raise ShapeError(f"mT: tensor.mT is only supported on matrices or batches of "
                              f"matrices, got a {self.ndim}-D tensor {self._type}")
         return self.transpose(-2, -1)
+
+    @property
+    def mH(self):
+        """The conjugate transpose of the last two dims (torch.Tensor.mH), a view; for a
+        real tensor equal to `mT`.
+
+        Raises:
+            ShapeError: fewer than 2 dims.
+        """
+        return self.mT.conj()
+
+    def adjoint(self):
+        """torch.Tensor.adjoint: the same as `mH`."""
+        return self.mH
 
     def __getitem__(self, key):
         from ._indexing import getitem

@@ -1,6 +1,8 @@
 """Elementwise binary and ternary ops (broadcasting; operands promoted to one dtype)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import types as T
@@ -145,10 +147,36 @@ _binary("fmod", _int_mod("fmod"), infer=_checked(_no_bool, "fmod"),
 _binary("remainder", _int_mod("remainder"), infer=_checked(_no_bool, "remainder"),
         vjp=lambda b, ct, x, y, out: [ct, b.neg(b.mul(ct, b.floor(b.div(x, y))))])
 
-_binary("logaddexp", lambda xp, x, y: xp.logaddexp(x, y),
-        infer=_checked(require_float, "logaddexp"),
-        vjp=lambda b, ct, x, y, out: [b.mul(ct, b.exp(b.sub(x, out))),
-                                      b.mul(ct, b.exp(b.sub(y, out)))])
+def _float_or_complex(name, t):
+    if not t.dtype.is_differentiable:
+        raise DTypeError(f"{name}: expected a floating-point or complex tensor, got {t}")
+
+
+def _logaddexp_complex(xp, x, y):
+    """torch's complex log(exp(x) + exp(y)): max + log1p(exp(min - max)), the operands
+    ordered by real part (ties: x is the max), so the imaginary part is max's plus a
+    principal angle (it may leave (-pi, pi]); when both real parts are the same infinity,
+    -inf gives min and +inf the unshifted log(exp(min) + exp(max)); a NaN real part, NaN."""
+    x, y = xp.broadcast_arrays(x, y)
+    swap = xp.real(x) < xp.real(y)
+    lo, hi = xp.where(swap, x, y), xp.where(swap, y, x)
+    lo_re, hi_re = xp.real(lo), xp.real(hi)
+    out = xp.log1p(xp.exp(lo - hi)) + hi
+    same_inf = ~xp.isfinite(lo_re) & (lo_re == hi_re)
+    out = xp.where(same_inf, xp.where(lo_re < 0, lo, xp.log(xp.exp(lo) + xp.exp(hi))), out)
+    nan = xp.asarray(complex(math.nan, math.nan), dtype=out.dtype)
+    return xp.where(xp.isnan(lo_re) | xp.isnan(hi_re), nan, out)
+
+
+def _logaddexp_kernel(xp, x, y):
+    return _logaddexp_complex(xp, x, y) if x.dtype.kind == "c" else xp.logaddexp(x, y)
+
+
+# d/dx = exp(x - out) (conjugated for complex, torch's convention)
+_binary("logaddexp", _logaddexp_kernel, flags=EW | COMPLEX,
+        infer=_checked(_float_or_complex, "logaddexp"),
+        vjp=lambda b, ct, x, y, out: [mul_conj(b, ct, b.exp(b.sub(x, out))),
+                                      mul_conj(b, ct, b.exp(b.sub(y, out)))])
 # NaN at x == y == 0 (0/0), as torch
 _binary("hypot", lambda xp, x, y: xp.hypot(x, y), infer=_checked(require_float, "hypot"),
         vjp=lambda b, ct, x, y, out: [b.div(b.mul(ct, x), out), b.div(b.mul(ct, y), out)])
@@ -209,19 +237,28 @@ defop("clip", "input", attrs=(("min", None), ("max", None)), ref="torch.clip (al
 
 # ---- lerp, addcmul, addcdiv ---------------------------------------------------------------------
 def _lerp(ops, input, end, weight):
-    check_operand(ops, "lerp", input, floating=True)
+    check_operand(ops, "lerp", input)
+    if not input.dtype.is_differentiable:
+        raise DTypeError(f"lerp: expected a floating-point or complex tensor, got "
+                         f"{ops.type_of(input)}").add_location(ops.location())
     check_operand(ops, "lerp", end, arg="end")
+    # torch: `end` has input's dtype, 0-d too; a 0-d `weight` may differ (it promotes)
     for arg, t in (("end", end), ("weight", weight)):
-        if ops.is_operand(t) and t.shape and t.dtype is not input.dtype:
+        if ops.is_operand(t) and (t.shape or arg == "end") and t.dtype is not input.dtype:
             raise DTypeError(f"lerp: expected dtype {input.dtype.name} for `{arg}` but got dtype "
                              f"{t.dtype.name} (input {ops.type_of(input)}, {arg} "
                              f"{ops.type_of(t)})").add_location(ops.location())
+    if isinstance(weight, complex) and not input.dtype.is_complex:
+        if weight.imag:   # torch: "value cannot be converted to type float without overflow"
+            raise DTypeError(f"lerp: the complex weight {weight} cannot be converted to the "
+                             f"dtype of input {ops.type_of(input)}").add_location(ops.location())
+        weight = weight.real
     # input + weight (end - input): d/dinput = 1 - weight, d/dend = weight,
     # d/dweight = end - input
     return ops.add(input, ops.mul(weight, ops.sub(end, input)))
 
 
-defop("lerp", "input, end, weight", decomp=_lerp, ref="torch.lerp")
+defop("lerp", "input, end, weight", decomp=_lerp, ref="torch.lerp", flags=COMPLEX)
 
 
 def _pointwise_operands(ops, name, input, tensor1, tensor2):
@@ -233,30 +270,35 @@ def _pointwise_operands(ops, name, input, tensor1, tensor2):
     return [x if x.dtype is dtype else ops.convert(x, dtype) for x in xs], dtype
 
 
-def _scaled(ops, t, value, dtype):
+def _scaled(ops, name, t, value, dtype):
     if value == 1:
         return t
+    if isinstance(value, complex) and not dtype.is_complex:
+        if value.imag:   # torch: "value cannot be converted to type float without overflow"
+            raise DTypeError(f"{name}: value={value} cannot be converted to the result dtype "
+                             f"{dtype.name}").add_location(ops.location())
+        value = value.real
     # torch casts `value` to an integer result dtype (addcmul(int, int, int, value=2.5) uses 2)
-    return ops.mul(t, int(value) if dtype.category != T.FLOAT else value)
+    return ops.mul(t, value if dtype.is_differentiable else int(value))
 
 
 def _addcmul(ops, input, tensor1, tensor2, value=1):
     (x, t1, t2), dtype = _pointwise_operands(ops, "addcmul", input, tensor1, tensor2)
-    return ops.add(x, _scaled(ops, ops.mul(t1, t2), value, dtype))
+    return ops.add(x, _scaled(ops, "addcmul", ops.mul(t1, t2), value, dtype))
 
 
 def _addcdiv(ops, input, tensor1, tensor2, value=1):
     for t in (tensor1, tensor2):
         check_operand(ops, "addcdiv", t)
-    if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):
+    if not (tensor1.dtype.is_differentiable or tensor2.dtype.is_differentiable):
         raise DTypeError(f"addcdiv: integer division is not supported (tensor1 "
                          f"{ops.type_of(tensor1)}, tensor2 {ops.type_of(tensor2)}); convert one "
                          "of them to a floating-point dtype").add_location(ops.location())
     (x, t1, t2), dtype = _pointwise_operands(ops, "addcdiv", input, tensor1, tensor2)
-    return ops.add(x, _scaled(ops, ops.div(t1, t2), value, dtype))
+    return ops.add(x, _scaled(ops, "addcdiv", ops.div(t1, t2), value, dtype))
 
 
 defop("addcmul", "input, tensor1, tensor2", attrs=(("value", 1),), decomp=_addcmul,
-      ref="torch.addcmul")
+      ref="torch.addcmul", flags=COMPLEX)
 defop("addcdiv", "input, tensor1, tensor2", attrs=(("value", 1),), decomp=_addcdiv,
-      ref="torch.addcdiv")
+      ref="torch.addcdiv", flags=COMPLEX)

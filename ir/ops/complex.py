@@ -6,9 +6,10 @@ s(z) with Wirtinger derivatives a = ds/dz and c = ds/d(conj z) sends the cotange
 back as ``g * conj(a) + conj(g) * c``; each rule below is that formula worked out
 (docs/autograd.md, "Complex numbers").
 
-`real` and `imag` are views in torch (writing ``z.real[0] = 1`` changes z); here they
-are ops returning new tensors, so an in-place change of their result does not reach z.
-`conj` is a copy too (torch sets a lazy conjugate bit instead).
+`real`, `imag`, `conj`, `view_as_real` and `view_as_complex` are views, as in torch
+(flag VIEW): writing ``z.real[0] = 1`` or ``z.imag.zero_()`` changes z, through the
+inverse each view op has in tracegrad/_views.py.  `conj` computes the conjugate values
+at once (torch sets a lazy conjugate bit instead); `conj_physical` is the copy.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import CHEAP, COMPLEX, ELEMENTWISE, TO_FLOAT, defop
+from ..registry import CHEAP, COMPLEX, ELEMENTWISE, LINEAR, TO_FLOAT, VIEW, defop
 from ._common import broadcast_infer, same_as_first
 from .unary import check_operand
 
@@ -54,19 +55,27 @@ def _zeros(b, like):
     return b.full(like.shape, 0, like.dtype)
 
 
-# torch.conj of a real tensor is the tensor itself
-defop("conj", "input", infer=same_as_first, flags=EW, ref="torch.conj (a copy, not a lazy view)",
-      kernel=lambda xp, x: xp.conj(x),
-      vjp=lambda b, ct, x, out: [b.conj(ct) if ct.dtype.is_complex else ct])
+def _conj_vjp(b, ct, x, out):
+    return [b.conj(ct) if ct.dtype.is_complex else ct]
 
-# real: d/dz = d/d(conj z) = 1/2, so a real cotangent g gives g + 0j
-defop("real", "input", infer=_real_infer, flags=EW, ref="torch.real (a copy, not a view)",
-      kernel=lambda xp, x: xp.real(x),
+
+# a view holding the conjugate values (torch: a lazy view with the conjugate bit; for a real
+# tensor Tensor.conj() returns the tensor itself)
+defop("conj", "input", infer=same_as_first, flags=EW | VIEW,
+      ref="torch.conj (a view; its values conjugated eagerly, no conjugate bit)",
+      kernel=lambda xp, x: xp.conj(x), vjp=_conj_vjp)
+defop("conj_physical", "input", infer=same_as_first, flags=EW, ref="torch.conj_physical",
+      kernel=lambda xp, x: xp.conj(x), vjp=_conj_vjp)
+
+# real: d/dz = d/d(conj z) = 1/2, so a real cotangent g gives g + 0j.  torch names the
+# backward node of real and imag SelectBackward0 (its real is select(view_as_real(z), -1, 0))
+defop("real", "input", infer=_real_infer, flags=EW | VIEW, ref="torch.real (a view)",
+      kernel=lambda xp, x: xp.real(x), node_name="SelectBackward0",
       vjp=lambda b, ct, x, out: [b.complex(ct, _zeros(b, ct)) if x.dtype.is_complex else ct])
 
 # imag: d/dz = 1/(2i), d/d(conj z) = -1/(2i), so g gives i g
-defop("imag", "input", infer=_imag_infer, flags=EW, ref="torch.imag (a copy, not a view)",
-      kernel=lambda xp, x: xp.imag(x),
+defop("imag", "input", infer=_imag_infer, flags=EW | VIEW, ref="torch.imag (a view)",
+      kernel=lambda xp, x: xp.imag(x), node_name="SelectBackward0",
       vjp=lambda b, ct, x, out: [b.complex(_zeros(b, ct), ct)])
 
 
@@ -152,28 +161,31 @@ def _polar(ops, abs, angle):
 defop("polar", "abs, angle", decomp=_polar, ref="torch.polar (abs * (cos angle + i sin angle))")
 
 
-def _view_as_real(ops, input):
-    check_operand(ops, "view_as_real", input)
-    if not input.dtype.is_complex:
-        raise DTypeError(f"view_as_real: is only supported for complex tensors, got "
-                         f"{ops.type_of(input)}").add_location(ops.location())
-    return ops.stack([ops.real(input), ops.imag(input)], -1)
+def _view_as_real_infer(types, **_):
+    t = types[0]
+    if not t.dtype.is_complex:
+        raise DTypeError(f"view_as_real: is only supported for complex tensors, got {t}")
+    return T.TensorType(t.shape + (2,), t.dtype.to_real())
 
 
-def _view_as_complex(ops, input):
-    check_operand(ops, "view_as_complex", input)
-    t = ops.type_of(input)
+def _view_as_complex_infer(types, **_):
+    t = types[0]
+    if t.dtype not in (T.float32, T.float64):
+        raise DTypeError(f"view_as_complex: is only supported for float32 and float64 tensors, "
+                         f"got {t}")
     if not t.shape or t.shape[-1] != 2:
-        raise ShapeError(f"view_as_complex: Tensor must have a last dimension of size 2, got "
-                         f"{t}").add_location(ops.location())
-    re, im = ops.unbind(input, -1)
-    return ops.complex(re, im)
+        raise ShapeError(f"view_as_complex: Tensor must have a last dimension of size 2, got {t}")
+    return T.TensorType(t.shape[:-1], t.dtype.to_complex())
 
 
-# copies, not views (torch shares storage)
-defop("view_as_real", "input", decomp=_view_as_real, flags=COMPLEX,
-      ref="torch.view_as_real (a copy: (..., 2) real and imaginary parts)")
-defop("view_as_complex", "input", decomp=_view_as_complex,
-      ref="torch.view_as_complex (a copy: last dim of size 2 -> complex)")
-defop("conj_physical", "input", flags=COMPLEX, ref="torch.conj_physical",
-      decomp=lambda ops, x: ops.conj(check_operand(ops, "conj_physical", x)))
+# views, as torch's: x[..., 0] is the real part, x[..., 1] the imaginary part.  Both are
+# R-linear and each one's VJP is the other (dL/dx + i dL/dy is torch's complex gradient)
+defop("view_as_real", "input", infer=_view_as_real_infer, flags=VIEW | CHEAP | COMPLEX,
+      ref="torch.view_as_real (a view: (..., 2) real and imaginary parts)",
+      kernel=lambda xp, x: xp.stack([xp.real(x), xp.imag(x)], axis=-1),
+      vjp=lambda b, ct, x, out: [b.view_as_complex(ct)], jvp=LINEAR)
+defop("view_as_complex", "input", infer=_view_as_complex_infer, flags=VIEW | CHEAP,
+      ref="torch.view_as_complex (a view: last dim of size 2 -> complex)",
+      kernel=lambda xp, x: _complex_kernel_np(xp, x[..., 0], x[..., 1]),
+      kernels={"jax": lambda xp, x: _complex_kernel_jax(xp, x[..., 0], x[..., 1])},
+      vjp=lambda b, ct, x, out: [b.view_as_real(ct)], jvp=LINEAR)

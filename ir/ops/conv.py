@@ -21,8 +21,8 @@ import numpy as np
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
-from ..registry import INTERNAL, REQUIRED, defop
-from ._common import bilinear_jvp
+from ..registry import COMPLEX, INTERNAL, REQUIRED, defop
+from ._common import bilinear_jvp, conj_if_complex
 
 
 def _dilated(size: int, factor: int) -> int:
@@ -57,9 +57,9 @@ def _conv_infer(types, *, stride, padding, dilation, lhs_dilation, groups):
     if not len(stride) == len(padding) == len(dilation) == len(lhs_dilation) == nd:
         raise ValueError(f"conv: stride, padding, dilation and lhs_dilation need {nd} entries "
                          f"for {x}")
-    if x.dtype is not w.dtype or not x.dtype.is_floating_point:
-        raise DTypeError(f"conv: input and weight must share one floating-point dtype, "
-                         f"got {x} and {w}")
+    if x.dtype is not w.dtype or not x.dtype.is_differentiable:
+        raise DTypeError(f"conv: input and weight must share one floating-point or complex "
+                         f"dtype, got {x} and {w}")
     if groups < 1 or w.shape[0] % groups or x.shape[1] != w.shape[1] * groups:
         raise ShapeError(f"conv: weight {w} with groups={groups} does not fit input {x}")
     out = tuple(_out_size(s, p, k, st, d, ld) for s, p, k, st, d, ld in
@@ -157,15 +157,18 @@ def _conv_weight_grad(b, ct, x, w, stride, padding, dilation, lhs_dilation, grou
 
 
 def _conv_vjp(b, ct, x, w, out, **attrs):
+    # conv is bilinear without conjugation, so for complex operands each gradient takes the
+    # conjugate of the other operand (torch's convention, as mul's)
     a = [attrs[k] for k in ("stride", "padding", "dilation", "lhs_dilation", "groups")]
-    return [_conv_input_grad(b, ct, x, w, *a), _conv_weight_grad(b, ct, x, w, *a)]
+    return [_conv_input_grad(b, ct, x, conj_if_complex(b, w), *a),
+            _conv_weight_grad(b, ct, conj_if_complex(b, x), w, *a)]
 
 
 defop("conv", "input, weight",
       attrs=(("stride", REQUIRED), ("padding", REQUIRED), ("dilation", REQUIRED),
              ("lhs_dilation", REQUIRED), ("groups", 1)),
       infer=_conv_infer, kernel=_conv_numpy, kernels={"jax": _conv_jax}, vjp=_conv_vjp,
-      flags=INTERNAL, ref="jax.lax.conv_general_dilated (NCHW, OIHW); torch.convolution",
+      flags=INTERNAL | COMPLEX, ref="jax.lax.conv_general_dilated (NCHW, OIHW); torch.convolution",
       jvp=bilinear_jvp("conv"))
 
 
@@ -263,9 +266,10 @@ def _check_conv(ops, name, x, w, groups, transposed=False):
     if len(w.shape) != len(x.shape):
         raise _fail(ops, ShapeError(f"{name}: weight {_ttype(w)} must have the rank of the "
                                     f"batched input {_ttype(x)}"))
-    if x.dtype is not w.dtype or not x.dtype.is_floating_point:
+    if x.dtype is not w.dtype or not x.dtype.is_differentiable:
         raise _fail(ops, DTypeError(f"{name}: input {_ttype(x)} and weight {_ttype(w)} must "
-                                    "share one floating-point dtype (torch does not promote)"))
+                                    "share one floating-point or complex dtype (torch does not "
+                                    "promote)"))
     if not isinstance(groups, int) or groups < 1:
         raise _fail(ops, ValueError(f"{name}: non-positive groups is not supported, got {groups}"))
     in_channels = w.shape[0] if transposed else w.shape[1] * groups
@@ -316,10 +320,10 @@ def _conv_decomp(nd: int, name: str):
 
 defop("conv1d", "input, weight",
       attrs=(("bias", None), ("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1)),
-      decomp=_conv_decomp(1, "conv1d"), ref="torch.nn.functional.conv1d")
+      decomp=_conv_decomp(1, "conv1d"), ref="torch.nn.functional.conv1d", flags=COMPLEX)
 defop("conv2d", "input, weight",
       attrs=(("bias", None), ("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1)),
-      decomp=_conv_decomp(2, "conv2d"), ref="torch.nn.functional.conv2d")
+      decomp=_conv_decomp(2, "conv2d"), ref="torch.nn.functional.conv2d", flags=COMPLEX)
 
 
 def _conv_transpose_decomp(nd: int, name: str):
@@ -359,7 +363,7 @@ defop("conv_transpose2d", "input, weight",
       attrs=(("bias", None), ("stride", 1), ("padding", 0), ("output_padding", 0), ("groups", 1),
              ("dilation", 1)),
       decomp=_conv_transpose_decomp(2, "conv_transpose2d"),
-      ref="torch.nn.functional.conv_transpose2d")
+      ref="torch.nn.functional.conv_transpose2d", flags=COMPLEX)
 
 
 # ---- pooling --------------------------------------------------------------------------------

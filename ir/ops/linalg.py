@@ -18,7 +18,7 @@ from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, LinAlgError, ShapeError
 from ..registry import COMPLEX, INTERNAL, REQUIRED, defop
-from ._common import conj_if_complex, fmt_types, norm_dim, norm_dims, reduce_shape
+from ._common import conj_if_complex, fmt_types, mul_conj, norm_dim, norm_dims, reduce_shape
 from ._common import bilinear_jvp
 
 
@@ -41,6 +41,11 @@ def _bmm_infer(types, **_):
 def _mT(b, x):
     nd = len(x.shape)
     return b.permute(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _mH(b, x):
+    """The conjugate transpose of the last two dims (the transpose for a real dtype)."""
+    return conj_if_complex(b, _mT(b, x))
 
 
 def _bmm_kernel(xp, a, b):
@@ -470,12 +475,14 @@ def _require_float(name: str, t: T.TensorType, low_precision=False) -> None:
 
 
 def _require_matrix(name: str, t: T.TensorType, square=False) -> None:
+    """At least 2-D (square if asked), float32/float64/complex64/complex128."""
     if t.ndim < 2:
         raise ShapeError(f"{name}: The input tensor A must have at least 2 dimensions, got {t}")
     if square and t.shape[-1] != t.shape[-2]:
         raise ShapeError(f"{name}: A must be batches of square matrices, but they are "
                          f"{t.shape[-2]} by {t.shape[-1]} matrices ({t})")
-    _require_float(name, t)
+    if not t.dtype.is_complex:   # complex64/complex128 are the only complex dtypes
+        _require_float(name, t)
 
 
 def _square_infer(name, out=lambda t: t):
@@ -548,52 +555,73 @@ def _svd_np(xp, a, **kw):
                           "does it hold NaN or Inf?)") from None
 
 
-# ---- torch.linalg: VJP rules (real inputs) ---------------------------------------------------
+# ---- torch.linalg: VJP rules -------------------------------------------------------------------
+# One rule per op for real and complex A: ^H is the conjugate transpose (`_mH`, the transpose
+# for a real dtype, so real programs are unchanged), and a complex rule adds the terms torch's
+# has for the phases of complex factors (torch's conjugate Wirtinger convention: the gradient
+# of a real loss is dL/dRe A + i dL/dIm A; docs/autograd.md, "Complex numbers").
 def _inv_vjp(b, ct, a, out):
-    # d(A^-1) = -A^-1 dA A^-1, so gA = -A^-T ct A^-T (torch derivatives.yaml, linalg_inv_ex)
-    t = _mT(b, out)
+    # d(A^-1) = -A^-1 dA A^-1, so gA = -A^-H ct A^-H (torch derivatives.yaml, linalg_inv_ex)
+    t = _mH(b, out)
     return [b.neg(_mm(b, _mm(b, t, ct), t))]
 
 
 def _solve_vjp(b, ct, a, rhs, x):
-    # X = A^-1 B: gB = A^-T ct (a solve with the transposed matrix), gA = -gB X^T
+    # X = A^-1 B: gB = A^-H ct (a solve with the conjugate-transposed matrix), gA = -gB X^H
     # (torch linalg_solve_backward); the autodiff pass sums broadcast batch dims.
-    g_rhs = b.batched_solve(_mT(b, a), ct)
-    return [b.neg(_mm(b, g_rhs, _mT(b, x))), g_rhs]
+    g_rhs = b.batched_solve(_mH(b, a), ct)
+    return [b.neg(_mm(b, g_rhs, _mH(b, x))), g_rhs]
 
 
 def _det_vjp(b, ct, a, det):
-    # Jacobi's formula: d det(A) = det(A) tr(A^-1 dA), so gA = ct det(A) A^-T.  At an exactly
-    # singular A (det == 0) the inverse is taken of the identity instead, giving gA = 0 as
-    # torch does (the true gradient there is the cofactor matrix; see docs/ops_linalg.md).
+    # Jacobi's formula: d det(A) = det(A) tr(A^-1 dA), so gA = ct conj(det(A)) A^-H.  At an
+    # exactly singular A (det == 0) the inverse is taken of the identity instead, giving gA = 0
+    # as torch does (the true gradient there is the cofactor matrix; see docs/ops_linalg.md).
     singular = _as_matrix_batch(b, b.eq(det, 0.0))
     safe = b.where(singular, _eye(b, a.shape[-1], a.dtype), a)
-    return [b.mul(_as_matrix_batch(b, b.mul(ct, det)), _mT(b, b.linalg_inv(safe)))]
+    return [b.mul(_as_matrix_batch(b, mul_conj(b, ct, det)), _mH(b, b.linalg_inv(safe)))]
 
 
 def _slogdet_vjp(b, ct, a, sign, logabsdet):
-    # d log|det A| = tr(A^-1 dA), so gA = ct A^-T; the sign is piecewise constant.
-    return [b.mul(_as_matrix_batch(b, ct[1]), _mT(b, b.linalg_inv(a)))]
+    # d log|det A| = Re tr(A^-1 dA), so gA = g A^-H for the logabsdet cotangent g.  A real sign
+    # is piecewise constant; a complex one, e^{i theta}, turns: d sign = i sign Im tr(A^-1 dA),
+    # which puts -i Im(conj(g_sign) sign) into g (torch slogdet_backward).
+    g_sign, g = ct
+    if a.dtype.is_complex:
+        if _is_zero(g_sign):
+            g = b.convert(g, a.dtype)
+        else:
+            g = b.complex(g, b.neg(b.imag(b.mul(b.conj(g_sign), sign))))
+    return [b.mul(_as_matrix_batch(b, g), _mH(b, b.linalg_inv(a)))]
 
 
 def _cholesky_vjp(b, ct, a, out, *, upper):
     # torch cholesky_backward (I. Murray 2016, "Differentiation of the Cholesky decomposition",
-    # arXiv:1602.07527): P = tril(L^T gL), gA = L^-T (P + tril(P, -1)^T) L^-1 / 2, symmetric.
-    l, gl = (_mT(b, out), _mT(b, ct)) if upper else (out, ct)
-    p = _tril(b, _mm(b, _mT(b, l), gl))
-    phi = b.mul(b.add(p, _mT(b, _tril(b, p, -1))), 0.5)
+    # arXiv:1602.07527): P = tril(L^H gL), gA = L^-H (P + tril(P, -1)^H) L^-1 / 2.  Symmetric
+    # for real A.  For complex A, as torch's, Hermitian but for i L^-H Im(diag P) L^-1 / 2: a
+    # skew-Hermitian term that no Hermitian change of A sees (L's diagonal is real).
+    l, gl = (_mH(b, out), _mH(b, ct)) if upper else (out, ct)
+    p = _tril(b, _mm(b, _mH(b, l), gl))
+    phi = b.mul(b.add(p, _mH(b, _tril(b, p, -1))), 0.5)
     linv = b.linalg_inv(l)
-    return [_mm(b, _mm(b, _mT(b, linv), phi), linv)]
+    return [_mm(b, _mm(b, _mH(b, linv), phi), linv)]
+
+
+def _copyltu(b, m):
+    """tril(M) + tril(M, -1)^H; for complex M with Re diag(M) on the diagonal: R's diagonal is
+    real (LAPACK's QR, as torch's and jax's), which fixes the phases of Q's columns, so the
+    imaginary part of diag(M) moves nothing."""
+    if m.dtype.is_complex:
+        m = b.where(_eye_mask(b, m.shape[-1]), b.real(m), m)
+    return b.add(_tril(b, m), _mH(b, _tril(b, m, -1)))
 
 
 def _qr_backward_tall(b, gq, gr, q, r):
     # m >= n (H.-J. Liao, J.-G. Liu, L. Wang, T. Xiang 2019, "Differentiable Programming Tensor
-    # Networks", arXiv:1903.09650, eq. 10): M = R gR^T - gQ^T Q,
-    # gA = (gQ + Q copyltu(M)) R^-T with copyltu(M) = tril(M) + tril(M, -1)^T.
-    m = b.sub(_mm(b, r, _mT(b, gr)), _mm(b, _mT(b, gq), q))
-    copyltu = b.add(_tril(b, m), _mT(b, _tril(b, m, -1)))
-    lhs = b.add(gq, _mm(b, q, copyltu))
-    return _mT(b, b.batched_solve(r, _mT(b, lhs)))    # lhs R^-T = (R^-1 lhs^T)^T
+    # Networks", arXiv:1903.09650, eq. 10): M = R gR^H - gQ^H Q, gA = (gQ + Q copyltu(M)) R^-H.
+    m = b.sub(_mm(b, r, _mH(b, gr)), _mm(b, _mH(b, gq), q))
+    lhs = b.add(gq, _mm(b, q, _copyltu(b, m)))
+    return _mH(b, b.batched_solve(r, _mH(b, lhs)))    # lhs R^-H = (R^-1 lhs^H)^H
 
 
 def _qr_vjp(b, ct, a, q, r, *, mode):
@@ -609,9 +637,9 @@ def _qr_vjp(b, ct, a, q, r, *, mode):
     if m >= n:
         return [_qr_backward_tall(b, gq, gr, q, r)]
     # m < n (same paper): A = [X | Y], R = [U | V] with X = QU, Y = QV: X's cotangents are
-    # (gQ + Y gV^T, gU) through the square QR, and gY = Q gV.
+    # (gQ + Y gV^H, gU) through the square QR, and gY = Q gV.
     y, gu, gv = _narrow(b, a, -1, m, n), _narrow(b, gr, -1, 0, m), _narrow(b, gr, -1, m, n)
-    gx = _qr_backward_tall(b, b.add(gq, _mm(b, y, _mT(b, gv))), gu, q, _narrow(b, r, -1, 0, m))
+    gx = _qr_backward_tall(b, b.add(gq, _mm(b, y, _mH(b, gv))), gu, q, _narrow(b, r, -1, 0, m))
     return [b.cat([gx, _mm(b, q, gv)], -1)]
 
 
@@ -622,27 +650,46 @@ def _gaps(b, w, square=False):
     return b.where(_eye_mask(b, w.shape[-1]), 1.0, e)
 
 
+def _skew_over(b, x, e):
+    """(X - X^H) / E.  For complex X without its diagonal, 2i Im diag(X): that part is how the
+    loss changes with the phases of the eigen- / singular vectors (`gauge_check`, `_svd_phase`)."""
+    d = b.div(b.sub(x, _mH(b, x)), e)
+    if x.dtype.is_complex:
+        d = b.where(_eye_mask(b, x.shape[-1]), 0.0, d)
+    return d
+
+
+def _im_diag(b, x):
+    return b.imag(b.diagonal(x, 0, -2, -1))
+
+
 def _eigh_vjp(b, ct, a, w, v, *, UPLO):
-    # gA = V (diag(gw) + skew(V^T gV) / E) V^T with skew(X) = (X - X^T) / 2 (M. Giles 2008,
+    # gA = V (diag(gw) + skew(V^H gV) / E) V^H with skew(X) = (X - X^H) / 2 (M. Giles 2008,
     # "An extended collection of matrix derivative results", sec. 3.1; torch
-    # linalg_eig_backward for Hermitian input).  Symmetric, like torch's; inf/nan at repeated
-    # eigenvalues unless the eigenvectors' cotangent is zero.
+    # linalg_eig_backward for Hermitian input).  Symmetric (Hermitian), like torch's; inf/nan
+    # at repeated eigenvalues unless the eigenvectors' cotangent is zero.  Complex
+    # eigenvectors are defined up to a phase each, v_k e^{i phi_k}: a loss that depends on the
+    # phases (Im diag(V^H gV) != 0) has no gradient, and the backward raises, as torch's.
     gw, gv = ct
     inner = _diag_embed(b, gw)
     if not _is_zero(gv):
-        vtg = _mm(b, _mT(b, v), gv)
-        skew = b.mul(b.sub(vtg, _mT(b, vtg)), 0.5)
-        inner = b.add(inner, b.div(skew, _gaps(b, w)))
-    return [_mm(b, _mm(b, v, inner), _mT(b, v))]
+        vhg = _mm(b, _mH(b, v), gv)
+        inner = b.add(inner, b.mul(_skew_over(b, vhg, _gaps(b, w)), 0.5))
+        if v.dtype.is_complex:
+            im = _im_diag(b, vhg)
+            inner = b.gauge_check(inner, im, b.full(im.shape, 0, im.dtype), "linalg.eigh")
+    if inner.dtype is not v.dtype:   # complex V, only the (real) eigenvalues used
+        inner = b.convert(inner, v.dtype)
+    return [_mm(b, _mm(b, v, inner), _mH(b, v))]
 
 
 def _svd_vjp(b, ct, a, u, s, vh, *, full_matrices):
     # torch svd_backward (J. Townsend 2016, "Differentiating the Singular Value Decomposition";
-    # C. Ionescu et al. 2015): with V = Vh^T, E_jk = s_k^2 - s_j^2, skew(X) = X - X^T,
-    #   gA = U [(skew(U^T gU) / E) S + S (skew(V^T gV) / E) + diag(gS)] V^T
-    #        + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T).
+    # C. Ionescu et al. 2015): with V = Vh^H, E_jk = s_k^2 - s_j^2, skew(X) = X - X^H,
+    #   gA = U [(skew(U^H gU) / E) S + S (skew(V^H gV) / E) + diag(gS)] V^H
+    #        + (I - U U^H) gU S^-1 V^H + U S^-1 gV^H (I - V V^H).
     # With full_matrices the extra columns of U / rows of Vh are an arbitrary basis: their
-    # cotangents are ignored, as in torch.
+    # cotangents are ignored, as in torch.  Complex: see `_svd_phase`.
     gu, gs, gvh = ct
     m, n = a.shape[-2:]
     k = min(m, n)
@@ -656,24 +703,41 @@ def _svd_vjp(b, ct, a, u, s, vh, *, full_matrices):
     inner = _diag_embed(b, gs)
     e = _gaps(b, s, square=True)
     s_row, s_col = b.unsqueeze(s, -2), b.unsqueeze(s, -1)
+    utg = vtg = None
     if use_u:
-        utg = _mm(b, _mT(b, u), gu)
-        inner = b.add(inner, b.mul(b.div(b.sub(utg, _mT(b, utg)), e), s_row))
+        utg = _mm(b, _mH(b, u), gu)
+        inner = b.add(inner, b.mul(_skew_over(b, utg, e), s_row))
     if use_v:
-        vtg = _mm(b, vh, _mT(b, gvh))
-        inner = b.add(inner, b.mul(s_col, b.div(b.sub(vtg, _mT(b, vtg)), e)))
+        vtg = _mm(b, vh, _mH(b, gvh))
+        inner = b.add(inner, b.mul(s_col, _skew_over(b, vtg, e)))
+    if a.dtype.is_complex:
+        inner = _svd_phase(b, inner, s, utg, vtg)
     ga = _mm(b, _mm(b, u, inner), vh)
     if use_u and m > k:
         gus = b.div(gu, s_row)
-        ga = b.add(ga, _mm(b, b.sub(gus, _mm(b, u, _mm(b, _mT(b, u), gus))), vh))
+        ga = b.add(ga, _mm(b, b.sub(gus, _mm(b, u, _mm(b, _mH(b, u), gus))), vh))
     if use_v and n > k:
         gvs = b.div(gvh, s_col)
-        ga = b.add(ga, _mm(b, u, b.sub(gvs, _mm(b, _mm(b, gvs, _mT(b, vh)), vh))))
+        ga = b.add(ga, _mm(b, u, b.sub(gvs, _mm(b, _mm(b, gvs, _mH(b, vh)), vh))))
     return [ga]
 
 
+def _svd_phase(b, inner, s, utg, vtg):
+    """The phase term of complex SVD's gradient.  (u_k, v_k) -> (u_k, v_k) e^{i phi_k} leaves A
+    unchanged, so a loss with a gradient has Im diag(U^H gU) = -Im diag(V^H gV) (torch checks
+    this and raises otherwise, as `gauge_check` does), and the imaginary part of diag(U^H dA V)
+    reaches the loss through the phases: diag(inner) gains i (Im diag(U^H gU) - Im diag(V^H gV))
+    / 2S, which is torch's i Im diag(U^H gU) / S when the check holds."""
+    zeros = b.full(s.shape, 0, s.dtype)
+    im_u = zeros if utg is None else _im_diag(b, utg)
+    im_v = zeros if vtg is None else _im_diag(b, vtg)
+    phase = b.div(b.sub(im_u, im_v), b.mul(s, 2.0))
+    inner = b.add(inner, _diag_embed(b, b.complex(zeros, phase)))
+    return b.gauge_check(inner, im_u, b.neg(im_v), "linalg.svd")
+
+
 def _svdvals_vjp(b, ct, a, s):
-    # gA = U diag(gS) V^T, from an SVD recomputed here; defined at repeated singular values.
+    # gA = U diag(gS) V^H, from an SVD recomputed here; defined at repeated singular values.
     u, _, vh = b.linalg_svd(a, False)
     return [_mm(b, b.mul(u, b.unsqueeze(ct, -2)), vh)]
 
@@ -729,7 +793,7 @@ def _canon_uplo(types, *, UPLO):
 def _eigh_infer(types, *, UPLO):
     a = types[0]
     _require_matrix("linalg.eigh", a, square=True)
-    return T.TensorType(a.shape[:-1], a.dtype), a
+    return T.TensorType(a.shape[:-1], a.dtype.to_real()), a   # real eigenvalues
 
 
 def _svd_infer(types, *, full_matrices):
@@ -738,27 +802,31 @@ def _svd_infer(types, *, full_matrices):
     *batch, m, n = a.shape
     batch, k = tuple(batch), min(m, n)
     ku, kv = (m, n) if full_matrices else (k, k)
-    return (T.TensorType(batch + (m, ku), a.dtype), T.TensorType(batch + (k,), a.dtype),
+    return (T.TensorType(batch + (m, ku), a.dtype), T.TensorType(batch + (k,), a.dtype.to_real()),
             T.TensorType(batch + (kv, n), a.dtype))
 
 
 def _svdvals_infer(types, **_):
     a = types[0]
     _require_matrix("linalg.svdvals", a)
-    return T.TensorType(a.shape[:-2] + (min(a.shape[-2:]),), a.dtype)
+    return T.TensorType(a.shape[:-2] + (min(a.shape[-2:]),), a.dtype.to_real())
 
 
 def _tuple(out):
     return tuple(out)   # jax returns named tuples; the executors expect plain ones
 
 
-defop("linalg_inv", "A", infer=_square_infer("linalg.inv"), flags=INTERNAL,
+# float32/float64 and complex64/complex128 (as torch; results of a real kind are real: the
+# eigenvalues, singular values and slogdet's logabsdet)
+LINALG = INTERNAL | COMPLEX
+
+defop("linalg_inv", "A", infer=_square_infer("linalg.inv"), flags=LINALG,
       kernel=_inv_np, kernels={"jax": lambda xp, a: xp.linalg.inv(a)}, vjp=_inv_vjp,
       ref="torch.linalg.inv")
 
 # A X = B for B of shape (*, n, k), batch dims broadcasting; linalg_solve adds torch's
 # vector right-hand sides and left=False on top.
-defop("batched_solve", "A, B", infer=_solve_infer, flags=INTERNAL, kernel=_solve_np,
+defop("batched_solve", "A, B", infer=_solve_infer, flags=LINALG, kernel=_solve_np,
       kernels={"jax": lambda xp, a, b: xp.linalg.solve(*_broadcast_batch(xp, a, b))},
       vjp=_solve_vjp, ref="torch.linalg.solve (B a batch of matrices)")
 
@@ -768,39 +836,100 @@ def _batch_type(t):
 
 
 defop("linalg_det", "A", infer=_square_infer("linalg.det", _batch_type),
-      kernel=lambda xp, a: xp.asarray(xp.linalg.det(a)), vjp=_det_vjp, flags=INTERNAL,
+      kernel=lambda xp, a: xp.asarray(xp.linalg.det(a)), vjp=_det_vjp, flags=LINALG,
       ref="torch.linalg.det")
 
-defop("linalg_slogdet", "A",
-      infer=_square_infer("linalg.slogdet", lambda t: (_batch_type(t),) * 2),
+
+def _slogdet_types(t):
+    """(sign, logabsdet): the sign in A's dtype (e^{i theta} for complex), logabsdet real."""
+    sign = _batch_type(t)
+    return sign, T.TensorType(sign.shape, t.dtype.to_real())
+
+
+defop("linalg_slogdet", "A", infer=_square_infer("linalg.slogdet", _slogdet_types),
       kernel=lambda xp, a: _tuple(xp.asarray(v) for v in xp.linalg.slogdet(a)),
-      vjp=_slogdet_vjp, flags=INTERNAL, ref="torch.linalg.slogdet")
+      vjp=_slogdet_vjp, flags=LINALG, ref="torch.linalg.slogdet")
 
 defop("linalg_cholesky", "A", attrs=(("upper", False),), infer=_square_infer("linalg.cholesky"),
       canon=lambda types, *, upper: {"upper": bool(upper)},
-      kernel=_cholesky_np, kernels={"jax": _cholesky_jax}, vjp=_cholesky_vjp, flags=INTERNAL,
+      kernel=_cholesky_np, kernels={"jax": _cholesky_jax}, vjp=_cholesky_vjp, flags=LINALG,
       ref="torch.linalg.cholesky")
 
 defop("linalg_qr", "A", attrs=(("mode", "reduced"),), canon=_canon_qr, infer=_qr_infer,
-      kernel=_qr_kernel, vjp=_qr_vjp, flags=INTERNAL, ref="torch.linalg.qr")
+      kernel=_qr_kernel, vjp=_qr_vjp, flags=LINALG, ref="torch.linalg.qr")
 
 defop("linalg_eigh", "A", attrs=(("UPLO", "L"),), canon=_canon_uplo, infer=_eigh_infer,
       kernel=lambda xp, a, *, UPLO: _tuple(np.linalg.eigh(a, UPLO=UPLO)),
       kernels={"jax": lambda xp, a, *, UPLO: _tuple(
           xp.linalg.eigh(a, UPLO=UPLO, symmetrize_input=False))},
-      vjp=_eigh_vjp, flags=INTERNAL, ref="torch.linalg.eigh (eigenvalues ascending)")
+      vjp=_eigh_vjp, flags=LINALG, ref="torch.linalg.eigh (eigenvalues ascending)")
 
 defop("linalg_svd", "A", attrs=(("full_matrices", True),), infer=_svd_infer,
       canon=lambda types, *, full_matrices: {"full_matrices": bool(full_matrices)},
       kernel=lambda xp, a, *, full_matrices: _tuple(_svd_np(xp, a, full_matrices=full_matrices)),
       kernels={"jax": lambda xp, a, *, full_matrices: _tuple(
           xp.linalg.svd(a, full_matrices=full_matrices))},
-      vjp=_svd_vjp, flags=INTERNAL, ref="torch.linalg.svd")
+      vjp=_svd_vjp, flags=LINALG, ref="torch.linalg.svd")
 
-defop("linalg_svdvals", "A", infer=_svdvals_infer, flags=INTERNAL,
+defop("linalg_svdvals", "A", infer=_svdvals_infer, flags=LINALG,
       kernel=lambda xp, a: _svd_np(xp, a, compute_uv=False),
       kernels={"jax": lambda xp, a: xp.linalg.svd(a, compute_uv=False)},
       vjp=_svdvals_vjp, ref="torch.linalg.svdvals")
+
+
+# ---- the phase check of complex eigh / svd backwards -------------------------------------------
+PHASE_TOL = 1e-2   # torch's: allclose(got, want, rtol=1e-2, atol=1e-2)
+
+_PHASE_HINT = {
+    "linalg.eigh": ("eigenvectors are defined only up to a phase each, v_k -> v_k e^(i phi_k)",
+                    "|V|^2 or V diag(w) V^H"),
+    "linalg.svd": ("singular vector pairs are defined only up to a phase each, (u_k, v_k) -> "
+                   "(u_k, v_k) e^(i phi_k)", "|U|^2, |Vh|^2 or U[:, k] * Vh[k, :]"),
+}
+
+
+def _check_phases(what: str, got, want) -> None:
+    """Raise unless `got` is close to `want` (the rates at which the loss changes with the
+    phases of complex eigen- / singular vectors; torch's tolerance)."""
+    got, want = np.asarray(got), np.asarray(want)
+    off = np.abs(got - want) - PHASE_TOL * np.abs(want)
+    if off.size and not np.all(off <= PHASE_TOL):   # NaN fails too
+        gauge, invariant = _PHASE_HINT[what]
+        raise RuntimeError(
+            f"{what} backward: complex {gauge}, and this loss depends on those phases (by up "
+            f"to {float(np.max(np.abs(got - want))):.3g}, tolerance {PHASE_TOL}), so its "
+            f"gradient is ill-defined (torch raises too). Use functions of the factors that the "
+            f"phases do not change, such as {invariant}.")
+
+
+def _gauge_check_np(xp, x, got, want, *, what):
+    _check_phases(what, got, want)
+    return x
+
+
+def _gauge_check_jax(xp, x, got, want, *, what):
+    import jax
+    # a host callback: jitted programs raise too (as a jax RuntimeError carrying this message)
+    jax.debug.callback(lambda g, w: _check_phases(what, g, w), got, want)
+    return x
+
+
+def _gauge_check_infer(types, *, what):
+    x, got, want = types
+    if got != want or got.dtype.is_complex:
+        raise DTypeError(f"gauge_check: got and want must be real and of one type, got {got} "
+                         f"and {want}")
+    return x
+
+
+# gauge_check(x, got, want) is x, after checking got ~ want (an identity for gradients): the
+# backward of complex eigh / svd passes its result through it, so pruning keeps the check
+defop("gauge_check", "input, got, want", attrs=(("what", REQUIRED),), infer=_gauge_check_infer,
+      kernel=_gauge_check_np,
+      kernels={"jax": _gauge_check_jax}, flags=INTERNAL | COMPLEX,
+      vjp=lambda b, ct, x, got, want, out, *, what: [ct, None, None],
+      jvp=lambda b, t, x, got, want, out, *, what: t[0],
+      ref="torch's phase check in linalg_eig_backward / svd_backward (complex)")
 
 
 # ---- linalg.solve: vector right-hand sides and left=False ------------------------------------
@@ -830,7 +959,7 @@ def _solve(ops, A, B, left=True):
     return ops.squeeze(x, -1) if vector else x
 
 
-defop("linalg_solve", "A, B", attrs=(("left", True),), decomp=_solve, flags=INTERNAL,
+defop("linalg_solve", "A, B", attrs=(("left", True),), decomp=_solve, flags=LINALG,
       ref="torch.linalg.solve")
 
 
@@ -845,15 +974,17 @@ def _canon_vector_norm(types, *, ord, dim, keepdim):
 
 def _vector_norm_infer(types, *, ord, dim, keepdim):
     t = types[0]
-    _require_float("linalg.vector_norm", t, low_precision=True)
+    if not t.dtype.is_complex:
+        _require_float("linalg.vector_norm", t, low_precision=True)
     if (ord < 0 or math.isinf(ord)) and any(t.shape[d] == 0 for d in (dim or range(t.ndim))):
         raise ShapeError(f"linalg.vector_norm cannot compute the {ord:g} norm on an empty tensor "
                          f"because the operation does not have an identity ({t})")
-    return T.TensorType(reduce_shape(t.shape, dim, keepdim), t.dtype)
+    # the norm of a complex tensor is real (complex64 -> float32), as torch
+    return T.TensorType(reduce_shape(t.shape, dim, keepdim), t.dtype.to_real())
 
 
 def _vector_norm_kernel(xp, x, *, ord, dim, keepdim):
-    dtype = x.dtype
+    dtype = np.finfo(x.dtype).dtype if x.dtype.kind == "c" else x.dtype   # complex -> real
     if dtype.itemsize < 4:                 # float16 / bfloat16 accumulate in float32, as torch
         x = x.astype(np.float32)
     a, kw = xp.abs(x), {"axis": dim, "keepdims": keepdim}
@@ -862,23 +993,24 @@ def _vector_norm_kernel(xp, x, *, ord, dim, keepdim):
     elif ord == -math.inf:
         r = xp.min(a, **kw)
     elif ord == 0:
-        r = xp.sum((a != 0).astype(x.dtype), **kw)
+        r = xp.sum((a != 0).astype(a.dtype), **kw)
     elif ord == 1:
         r = xp.sum(a, **kw)
     elif ord == 2:
         r = xp.sqrt(xp.sum(a * a, **kw))
     else:
-        r = xp.sum(a ** x.dtype.type(ord), **kw) ** x.dtype.type(1.0 / ord)
+        r = xp.sum(a ** a.dtype.type(ord), **kw) ** a.dtype.type(1.0 / ord)
     return xp.asarray(r).astype(dtype)
 
 
 def _vector_norm_vjp(b, ct, x, out, *, ord, dim, keepdim):
     # torch norm_backward: the gradient is 0 where the norm is 0; for ord = +-inf it is split
     # evenly among the entries of largest / smallest magnitude; ord = 0 has none (0).
+    # Complex: sgn(x) = x / |x| (0 at 0) stands where real inputs have sign(x).
     if not keepdim:
         shape = reduce_shape(x.shape, dim, True)
         ct, out = b.reshape(ct, shape), b.reshape(out, shape)
-    sign = b.sign(x)
+    sign = b.sgn(x) if x.dtype.is_complex else b.sign(x)
     if ord == 0:
         return [b.mul(x, 0.0)]
     if ord == 1:
@@ -887,7 +1019,7 @@ def _vector_norm_vjp(b, ct, x, out, *, ord, dim, keepdim):
         return [b.mul(ct, b.div(x, b.where(b.eq(out, 0.0), 1.0, out)))]
     ax = b.abs(x)
     if math.isinf(ord):
-        mask = b.convert(b.eq(ax, out), x.dtype)
+        mask = b.convert(b.eq(ax, out), ax.dtype)
         return [b.mul(b.div(ct, b.sum(mask, dim, True)), b.mul(sign, mask))]
     if ord < 1:    # sign(x) |x|^(p-1) (0 at x == 0) * norm^(1-p)
         scaled = b.mul(sign, b.pow(b.where(b.eq(x, 0.0), 1.0, ax), ord - 1))
@@ -898,7 +1030,7 @@ def _vector_norm_vjp(b, ct, x, out, *, ord, dim, keepdim):
 
 defop("linalg_vector_norm", "input", attrs=(("ord", 2), ("dim", None), ("keepdim", False)),
       canon=_canon_vector_norm, infer=_vector_norm_infer, kernel=_vector_norm_kernel,
-      vjp=_vector_norm_vjp, flags=INTERNAL, ref="torch.linalg.vector_norm")
+      vjp=_vector_norm_vjp, flags=INTERNAL | COMPLEX, ref="torch.linalg.vector_norm")
 
 
 def _amin(ops, x, dims, keepdim):
@@ -912,7 +1044,8 @@ def _matrix_norm(ops, A, ord="fro", dim=(-2, -1), keepdim=False):
     try:
         if t.ndim < 2:
             raise ShapeError(f"{name}: The input tensor A must have at least 2 dimensions, got {t}")
-        _require_float(name, t)
+        if not t.dtype.is_complex:   # complex64/complex128 too; the norm is real
+            _require_float(name, t)
         if isinstance(dim, int) or len(dim) != 2:
             raise ValueError(f"{name}: dim must be a 2-tuple. Got {dim}")
         d0, d1 = (norm_dim(name, d, t.ndim) for d in dim)
@@ -939,7 +1072,7 @@ def _matrix_norm(ops, A, ord="fro", dim=(-2, -1), keepdim=False):
 
 
 defop("linalg_matrix_norm", "A", attrs=(("ord", "fro"), ("dim", (-2, -1)), ("keepdim", False)),
-      decomp=_matrix_norm, flags=INTERNAL, ref="torch.linalg.matrix_norm")
+      decomp=_matrix_norm, flags=INTERNAL | COMPLEX, ref="torch.linalg.matrix_norm")
 
 
 def _norm(ops, A, ord=None, dim=None, keepdim=False):
@@ -965,4 +1098,4 @@ def _norm(ops, A, ord=None, dim=None, keepdim=False):
 
 
 defop("linalg_norm", "A", attrs=(("ord", None), ("dim", None), ("keepdim", False)),
-      decomp=_norm, flags=INTERNAL, ref="torch.linalg.norm")
+      decomp=_norm, flags=INTERNAL | COMPLEX, ref="torch.linalg.norm")

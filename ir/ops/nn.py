@@ -308,8 +308,9 @@ def _huber_loss(ops, input, target, reduction="mean", delta=1.0, weight=None):
 _LEGACY = (("size_average", None), ("reduce", None), ("reduction", "mean"))
 defop("mse_loss", "input, target", attrs=_LEGACY + (("weight", None),), decomp=_mse_loss,
       ref="torch.nn.functional.mse_loss")
+# complex: the mean of |input - target| (real, unless the weight is complex), as torch
 defop("l1_loss", "input, target", attrs=_LEGACY + (("weight", None),), decomp=_l1_loss,
-      ref="torch.nn.functional.l1_loss")
+      ref="torch.nn.functional.l1_loss", flags=COMPLEX)
 defop("smooth_l1_loss", "input, target", attrs=_LEGACY + (("beta", 1.0),),
       decomp=_smooth_l1_loss, ref="torch.nn.functional.smooth_l1_loss")
 defop("huber_loss", "input, target",
@@ -396,8 +397,10 @@ defop("kl_div", "input, target", attrs=_LEGACY + (("log_target", False),), decom
 
 # ---- similarity and normalization ------------------------------------------------------------------
 def _l2_norm(ops, x, dim: int):
-    """sqrt(sum(x^2, dim)) kept as a size-1 dim; gradient 0 at a zero vector, as torch."""
-    ss = ops.sum(ops.mul(x, x), (dim,), True)
+    """sqrt(sum(|x|^2, dim)) kept as a size-1 dim (real for complex x); gradient 0 at a zero
+    vector, as torch."""
+    sq = ops.real(ops.mul(x, ops.conj(x))) if x.dtype.is_complex else ops.mul(x, x)
+    ss = ops.sum(sq, (dim,), True)
     nonzero = ops.gt(ss, 0.0)
     return ops.where(nonzero, ops.sqrt(ops.where(nonzero, ss, 1.0)), 0.0)
 
@@ -432,7 +435,10 @@ defop("cosine_similarity", "x1, x2", attrs=(("dim", 1), ("eps", 1e-8)),
 def _normalize(ops, input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / clamp_min(norm_p(input, dim), eps) (torch.nn.functional.normalize)."""
     name = "normalize"
-    _tensor(ops, name, input, "input", floating=True)
+    _tensor(ops, name, input, "input")
+    if not input.dtype.is_differentiable:
+        raise _fail(ops, DTypeError(f"{name}: expected a floating-point or complex input, got "
+                                    f"{_ttype(input)}"))
     if out is not None:
         raise _fail(ops, NotImplementedError(f"{name}: the out= argument is not supported"))
     try:
@@ -446,8 +452,9 @@ def _normalize(ops, input, p=2.0, dim=1, eps=1e-12, out=None):
     return ops.div(input, ops.where(ops.ge(n, eps), n, eps))
 
 
+# complex: divided by the (real) norm of |input|
 defop("normalize", "input", attrs=(("p", 2.0), ("dim", 1), ("eps", 1e-12), ("out", None)),
-      decomp=_normalize, ref="torch.nn.functional.normalize")
+      decomp=_normalize, ref="torch.nn.functional.normalize", flags=COMPLEX)
 
 
 def _upcast(ops, x):

@@ -17,7 +17,7 @@ from ..registry import (CHEAP, COMPLEX, INTERNAL, NONDIFF, REDUCTION, REQUIRED, 
                         defop)
 from ..registry import LINEAR
 from ._common import (canon_reduce, conj_if_complex, fmt_types, mul_conj, norm_dim, norm_dims,
-                      reduce_shape, require_float)
+                      reduce_shape)
 from .sort import RETURN_TYPES, scatter_values
 
 RED = REDUCTION | CHEAP
@@ -239,9 +239,11 @@ def _canon_var(name):
 def _var_infer(name):
     def infer(types, *, dim, unbiased, keepdim, correction):
         t = types[0]
-        if not t.dtype.is_floating_point:
-            raise DTypeError(f"{name}: only floating-point tensors are supported, got {t}")
-        return T.TensorType(reduce_shape(t.shape, dim, keepdim), t.dtype)
+        if not t.dtype.is_differentiable:
+            raise DTypeError(f"{name}: only floating-point and complex tensors are supported, "
+                             f"got {t}")
+        # complex: the mean of |x - mean|^2, real (complex64 -> float32), as torch
+        return T.TensorType(reduce_shape(t.shape, dim, keepdim), t.dtype.to_real())
     return infer
 
 
@@ -250,7 +252,8 @@ def _var_kernel(xp, x, *, dim, unbiased, keepdim, correction):
 
 
 def _centered(b, x, dim, correction):
-    """(x - mean) / (N - correction), the shared factor of var's and std's gradients."""
+    """(x - mean) / (N - correction), the shared factor of var's and std's gradients (complex
+    too: the gradient of |x - mean|^2 is 2 (x - mean), torch's convention)."""
     n = math.prod(x.shape[d] for d in dim) - correction
     return b.mul(b.sub(x, b.mean(x, dim, True)), 1.0 / n if n > 0 else math.inf)
 
@@ -265,12 +268,13 @@ def _std_vjp(b, ct, x, out, *, dim, unbiased, keepdim, correction):
 _VAR_ATTRS = (("dim", None), ("unbiased", None), ("keepdim", False), ("correction", None))
 
 defop("var", "input", attrs=_VAR_ATTRS, canon=_canon_var("var"), infer=_var_infer("var"),
-      kernel=_var_kernel, flags=RED, ref="torch.var",
+      kernel=_var_kernel, flags=RED | COMPLEX, ref="torch.var",
       vjp=lambda b, ct, x, out, *, dim, unbiased, keepdim, correction: [
           b.mul(_keep(b, ct, x, dim, keepdim), b.mul(_centered(b, x, dim, correction), 2.0))])
 
 defop("std", "input", attrs=_VAR_ATTRS, canon=_canon_var("std"), infer=_var_infer("std"),
-      kernel=lambda xp, x, **a: xp.sqrt(_var_kernel(xp, x, **a)), flags=RED, ref="torch.std",
+      kernel=lambda xp, x, **a: xp.sqrt(_var_kernel(xp, x, **a)), flags=RED | COMPLEX,
+      ref="torch.std",
       vjp=_std_vjp)
 
 
@@ -288,28 +292,32 @@ def _with_mean(name):
     return decomp
 
 
-defop("var_mean", "input", attrs=_VAR_ATTRS, decomp=_with_mean("var_mean"),
+defop("var_mean", "input", attrs=_VAR_ATTRS, decomp=_with_mean("var_mean"), flags=COMPLEX,
       ref="torch.var_mean")
-defop("std_mean", "input", attrs=_VAR_ATTRS, decomp=_with_mean("std_mean"),
+defop("std_mean", "input", attrs=_VAR_ATTRS, decomp=_with_mean("std_mean"), flags=COMPLEX,
       ref="torch.std_mean")
 
 
 # ---- logsumexp / norm ------------------------------------------------------------
 def _logsumexp_kernel(xp, x, *, dim, keepdim):
-    m = xp.max(x, axis=dim, keepdims=True, initial=-xp.inf)
+    # complex: shifted by the largest real part only, so the result is the principal log of
+    # the sum (imaginary part in (-pi, pi]), as torch
+    m = xp.max(xp.real(x) if x.dtype.kind == "c" else x, axis=dim, keepdims=True,
+               initial=-xp.inf)
     m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))   # all -inf (or an inf): no shift
     out = xp.log(xp.sum(xp.exp(x - m), axis=dim, keepdims=True)) + m
     return out if keepdim else xp.squeeze(out, axis=dim)
 
 
-# d/dx = exp(x - out): nan where the result is infinite, as torch
+# d/dx = exp(x - out) (conjugated for complex): nan where the result is infinite, as torch
 defop("logsumexp", "input", attrs=(("dim", REQUIRED), ("keepdim", False)),
-      canon=canon_reduce("logsumexp"), flags=RED | TO_FLOAT, ref="torch.logsumexp",
+      canon=canon_reduce("logsumexp"), flags=RED | TO_FLOAT | COMPLEX, ref="torch.logsumexp",
       infer=lambda types, *, dim, keepdim: T.TensorType(
           reduce_shape(types[0].shape, dim, keepdim), types[0].dtype),
       kernel=_logsumexp_kernel,
       vjp=lambda b, ct, x, out, *, dim, keepdim: [
-          b.mul(_keep(b, ct, x, dim, keepdim), b.exp(b.sub(x, _keep(b, out, x, dim, keepdim))))])
+          mul_conj(b, _keep(b, ct, x, dim, keepdim),
+                   b.exp(b.sub(x, _keep(b, out, x, dim, keepdim))))])
 
 
 def _canon_norm(types, *, p, dim, keepdim, dtype):
@@ -330,13 +338,18 @@ def _canon_norm(types, *, p, dim, keepdim, dtype):
 
 def _norm_infer(types, *, p, dim, keepdim, dtype):
     t = types[0]
-    require_float("norm", t)
-    if dtype is not None and not dtype.is_floating_point:
-        raise DTypeError(f"norm: dtype must be a floating-point dtype, got {dtype.name}")
+    if not t.dtype.is_differentiable:
+        raise DTypeError(f"norm: expected a floating-point or complex tensor, got {t}")
+    # torch: a complex input takes a complex dtype (and gives its real dtype), a real one a
+    # real dtype
+    if dtype is not None and (not dtype.is_differentiable
+                              or dtype.is_complex != t.dtype.is_complex):
+        kind = "complex" if t.dtype.is_complex else "floating-point"
+        raise DTypeError(f"norm: dtype must be a {kind} dtype for {t}, got {dtype.name}")
     if (p < 0 or p == math.inf) and math.prod(t.shape[d] for d in dim) == 0:
         raise ValueError(f"norm: cannot compute the {p} norm over an empty dimension of {t} "
                          "(the operation has no identity)")
-    return T.TensorType(reduce_shape(t.shape, dim, keepdim), dtype or t.dtype)
+    return T.TensorType(reduce_shape(t.shape, dim, keepdim), (dtype or t.dtype).to_real())
 
 
 def _norm_kernel(xp, x, *, p, dim, keepdim, dtype):
@@ -355,19 +368,22 @@ def _norm_kernel(xp, x, *, p, dim, keepdim, dtype):
 
 
 def _norm_vjp(b, ct, x, out, *, p, dim, keepdim, dtype):
-    """torch's linalg_vector_norm_backward: 0 where the norm is 0, ties share an inf norm."""
+    """torch's linalg_vector_norm_backward: 0 where the norm is 0, ties share an inf norm.
+
+    Complex: d|z|/dz is sgn(z) = z / |z| (0 at 0) where real inputs have sign(x)."""
     ct, out = _keep(b, ct, x, dim, keepdim), _keep(b, out, x, dim, keepdim)
+    sign = b.sgn if x.dtype.is_complex else b.sign
     if p == 0:
         return [None]
     if p == 1:
-        return [b.mul(ct, b.sign(x))]
+        return [b.mul(ct, sign(x))]
     if p == 2:
         return [b.mul(ct, b.where(b.eq(out, 0.0), 0.0, b.div(x, out)))]
     if math.isinf(p):   # amax/amin of |x|; a NaN counts as an extreme
         a = b.abs(x)
         mask = b.add(b.convert(b.eq(a, out), ct.dtype), b.convert(b.ne(a, a), ct.dtype))
-        return [b.mul(b.sign(x), b.mul(b.div(ct, b.sum(mask, dim, True)), mask))]
-    scaled = b.mul(b.sign(x), b.pow(b.abs(x), p - 1))
+        return [b.mul(sign(x), b.mul(b.div(ct, b.sum(mask, dim, True)), mask))]
+    scaled = b.mul(sign(x), b.pow(b.abs(x), p - 1))
     if p < 1:
         scaled = b.where(b.eq(x, 0.0), 0.0, scaled)
         return [b.mul(b.mul(scaled, ct), b.pow(out, 1 - p))]
@@ -376,8 +392,8 @@ def _norm_vjp(b, ct, x, out, *, p, dim, keepdim, dtype):
 
 # torch.norm for vector norms (torch.linalg.vector_norm); p='fro' is the 2-norm
 defop("norm", "input", attrs=(("p", "fro"), ("dim", None), ("keepdim", False), ("dtype", None)),
-      canon=_canon_norm, infer=_norm_infer, kernel=_norm_kernel, vjp=_norm_vjp, flags=RED,
-      ref="torch.norm (vector norms, as torch.linalg.vector_norm)")
+      canon=_canon_norm, infer=_norm_infer, kernel=_norm_kernel, vjp=_norm_vjp,
+      flags=RED | COMPLEX, ref="torch.norm (vector norms, as torch.linalg.vector_norm)")
 
 
 # ---- all / any / count_nonzero ---------------------------------------------------
@@ -394,12 +410,13 @@ def _bool_kernel(fn):
     return kernel
 
 
+# complex: an element is true (nonzero) when either part is, as torch
 for _name in ("all", "any"):
     defop(_name, "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce(_name),
-          infer=_bool_infer, kernel=_bool_kernel(_name), vjp=NONDIFF, flags=RED,
+          infer=_bool_infer, kernel=_bool_kernel(_name), vjp=NONDIFF, flags=RED | COMPLEX,
           ref=f"torch.{_name}")
 
-defop("count_nonzero", "input", attrs=(("dim", None),), flags=RED, vjp=NONDIFF,
+defop("count_nonzero", "input", attrs=(("dim", None),), flags=RED | COMPLEX, vjp=NONDIFF,
       canon=lambda types, *, dim: {"dim": norm_dims("count_nonzero", dim, types[0].ndim)},
       infer=lambda types, *, dim: T.TensorType(reduce_shape(types[0].shape, dim, False), T.int64),
       kernel=lambda xp, x, *, dim: xp.sum(x != 0, axis=dim, dtype="int64"),

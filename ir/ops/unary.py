@@ -223,6 +223,10 @@ def _finfo(dtype):
 
 
 def _nan_to_num_kernel(xp, x, *, nan, posinf, neginf):
+    if x.dtype.kind == "c":   # each part on its own, as torch
+        re, im = (_nan_to_num_kernel(xp, part, nan=nan, posinf=posinf, neginf=neginf)
+                  for part in (xp.real(x), xp.imag(x)))
+        return re + im * scalar(x, 1j)   # (0 + 1j) * im is exact: no inf * 0
     if x.dtype.kind not in "f" and x.dtype.name != "bfloat16":
         return x.copy()
     info = _finfo(x.dtype)
@@ -234,13 +238,27 @@ def _nan_to_num_kernel(xp, x, *, nan, posinf, neginf):
 
 
 def _nan_to_num_canon(types, *, nan, posinf, neginf):
-    as_float = lambda v: None if v is None else float(v)  # noqa: E731
-    return {"nan": float(nan), "posinf": as_float(posinf), "neginf": as_float(neginf)}
+    def as_float(name, v):
+        if isinstance(v, complex):   # torch: "argument 'nan' must be float, not complex"
+            raise TypeError(f"nan_to_num(): argument {name!r} must be a real number, got {v!r}")
+        return None if v is None else float(v)
+    return {"nan": as_float("nan", nan), "posinf": as_float("posinf", posinf),
+            "neginf": as_float("neginf", neginf)}
 
 
-# gradient passes where x is finite, 0 at NaN/Inf (torch)
-_unary("nan_to_num", _nan_to_num_kernel, flags=EW,
-       vjp=lambda b, ct, x, out, **_: [b.where(b.isfinite(x), ct, 0.0)],
+def _nan_to_num_vjp(b, ct, x, out, **_):
+    # gradient passes where x is finite, 0 at NaN/Inf (torch); torch records no gradient
+    # for a complex result ("nan_to_num does not support automatic differentiation for
+    # outputs with complex dtype"): here the same error comes when a backward reaches it
+    if x.dtype.is_complex:
+        raise with_location(RuntimeError(
+            f"nan_to_num: does not support automatic differentiation for outputs with complex "
+            f"dtype (got {x.type}), as torch; apply it under tg.no_grad() or to .detach()ed "
+            "tensors"), b.location())
+    return [b.where(b.isfinite(x), ct, 0.0)]
+
+
+_unary("nan_to_num", _nan_to_num_kernel, flags=EW | COMPLEX, vjp=_nan_to_num_vjp,
        attrs=(("nan", 0.0), ("posinf", None), ("neginf", None)), canon=_nan_to_num_canon)
 
 

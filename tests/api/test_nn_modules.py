@@ -561,3 +561,19 @@ def test_norm_modules_match_functional():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert nn.LayerNorm(3, elementwise_affine=False).weight is None
+
+
+def test_module_to_parses_like_tensor_to():
+    """Module.to takes Tensor.to's forms (one parser) and refuses devices it cannot use."""
+    m = tg.nn.Linear(3, 2)
+    assert m.to("cpu") is m and m.weight.dtype is tg.float32
+    m.to("cpu", tg.float64)
+    assert m.weight.dtype is tg.float64 and m.bias.dtype is tg.float64
+    m.to(tg.zeros(1, dtype=tg.float32))
+    assert m.weight.dtype is tg.float32
+    with pytest.raises(NotImplementedError, match="Module.to: device 'cuda'"):
+        m.to("cuda")
+    with pytest.raises(NotImplementedError, match="device 'cuda:1'"):
+        m.to(device="cuda:1")
+    with pytest.raises(TypeError, match="floating point"):
+        m.to(tg.int64)

@@ -265,6 +265,99 @@ def test_load_state_dict_errors():
         tg.optim.SGD([w], lr=0.1).load_state_dict(sd)
 
 
+# ---- complex parameters: torch updates the real view (..., 2), per component ----------------
+AC = np.array([[1.0 - 0.5j, -2.0 + 0.3j, 0.5 + 1.0j], [0.3 + 0.2j, 0.8 - 1.1j, -1.5 + 0.4j]])
+BC = np.array([0.7 + 0.2j, -1.1 - 0.6j])
+Z0 = np.array([0.5 + 0.25j, -1.0 + 0.75j, 2.0 - 0.5j])
+
+
+def _tg_run_complex(opt_or_cls, steps, z=None, dtype=tg.complex128, **kw):
+    """`steps` updates of z on loss sum |AC z - BC|^2; returns (z, optimizer)."""
+    z = tg.tensor(Z0.astype(dtype.numpy), requires_grad=True) if z is None else z
+    opt = opt_or_cls([z], **kw) if isinstance(opt_or_cls, type) else opt_or_cls
+    a, b = tg.tensor(AC.astype(dtype.numpy)), tg.tensor(BC.astype(dtype.numpy))
+    for _ in range(steps):
+        opt.zero_grad()
+        ((a @ z - b).abs() ** 2).sum().backward()
+        opt.step()
+    return z, opt
+
+
+def _np_run_complex(rule, steps, **kw):
+    """The real rule on the real views of z and of torch's gradient dL/dx + i dL/dy."""
+    z, state = Z0.copy(), {}
+    for _ in range(steps):
+        g = 2 * AC.conj().T @ (AC @ z - BC)
+        p = rule(np.stack([z.real, z.imag], -1), np.stack([g.real, g.imag], -1), state, **kw)
+        z = p[..., 0] + 1j * p[..., 1]
+    return z, state
+
+
+# the reference's state names -> torch's
+STATE_NAMES = {"m": "exp_avg", "v": "exp_avg_sq", "vmax": "max_exp_avg_sq", "sum": "sum"}
+COMPLEX_CASES = [
+    (tg.optim.Adam, _adam, dict(lr=0.1, betas=(0.8, 0.9), weight_decay=0.1, amsgrad=True)),
+    (tg.optim.Adam, _adam, dict(lr=0.1, eps=1e-3, maximize=True)),
+    (tg.optim.AdamW, _adam, dict(lr=0.1, weight_decay=0.2, amsgrad=True, decoupled=True)),
+    (tg.optim.RMSprop, _rmsprop, dict(lr=0.01)),
+    (tg.optim.RMSprop, _rmsprop, dict(lr=0.01, alpha=0.9, momentum=0.5, weight_decay=0.1,
+                                      centered=True)),
+    (tg.optim.Adagrad, _adagrad, dict(lr=0.1, lr_decay=0.05, weight_decay=0.1,
+                                      initial_accumulator_value=0.5, eps=1e-6)),
+]
+
+
+@pytest.mark.parametrize("cls,rule,kw", COMPLEX_CASES,
+                         ids=[f"{c.__name__}-{i}" for i, (c, _, _) in enumerate(COMPLEX_CASES)])
+def test_complex_parameter_is_updated_as_its_real_view(cls, rule, kw):
+    z, opt = _tg_run_complex(cls, 4, **{k: v for k, v in kw.items() if k != "decoupled"})
+    ref, ref_state = _np_run_complex(rule, 4, **kw)
+    np.testing.assert_allclose(z.detach().numpy(), ref, rtol=1e-12, atol=1e-13)
+    state = opt.state[z]
+    names = (dict(v="square_avg", a="grad_avg", buf="momentum_buffer")
+             if cls is tg.optim.RMSprop else STATE_NAMES)
+    for key, value in ref_state.items():
+        if key == "t":
+            continue
+        got = state[names[key]]
+        assert got.dtype is tg.complex128       # complex state, as torch's
+        np.testing.assert_allclose(tg.view_as_real(got).numpy(), value, rtol=1e-12, atol=1e-13)
+
+
+# torch 2.13, complex64, 4 steps of _tg_run_complex (z's real and imaginary parts)
+TORCH_COMPLEX64 = [
+    (tg.optim.Adam, dict(lr=0.1, betas=(0.8, 0.9), weight_decay=0.1, amsgrad=True),
+     [0.10960047 - 0.14631371j, -0.6059779 + 0.40527138j, 1.6027567 - 0.10655992j]),
+    (tg.optim.RMSprop, dict(lr=0.01, alpha=0.9, momentum=0.5, weight_decay=0.1, centered=True),
+     [0.34370616 + 0.09104507j, -0.84224635 + 0.60174364j, 1.8404769 - 0.34251606j]),
+    (tg.optim.Adagrad, dict(lr=0.1, lr_decay=0.05, weight_decay=0.1,
+                            initial_accumulator_value=0.5, eps=1e-6),
+     [0.25941992 + 3.4996867e-04j, -0.7530334 + 5.4420316e-01j, 1.7470511 - 2.5380966e-01j]),
+]
+
+
+@pytest.mark.parametrize("cls,kw,expected", TORCH_COMPLEX64,
+                         ids=[c.__name__ for c, _, _ in TORCH_COMPLEX64])
+def test_complex64_matches_torch(cls, kw, expected):
+    z, opt = _tg_run_complex(cls, 4, dtype=tg.complex64, **kw)
+    assert z.dtype is tg.complex64
+    assert all(v.dtype is tg.complex64 for k, v in opt.state[z].items() if k != "step")
+    np.testing.assert_allclose(z.detach().numpy(), expected, rtol=2e-6, atol=1e-6)
+
+
+def test_complex_state_dict_resumes_exactly():
+    kw = dict(lr=0.1, amsgrad=True, weight_decay=0.1)
+    full, _ = _tg_run_complex(tg.optim.Adam, 4, **kw)
+    half, opt = _tg_run_complex(tg.optim.Adam, 2, **kw)
+    sd = opt.state_dict()
+    assert sd["state"][0]["exp_avg_sq"].dtype is tg.complex128
+    z = tg.tensor(half.detach().numpy(), requires_grad=True)
+    fresh = tg.optim.Adam([z], **kw)
+    fresh.load_state_dict(sd)
+    _tg_run_complex(fresh, 2, z=z)
+    np.testing.assert_array_equal(z.detach().numpy(), full.detach().numpy())
+
+
 # ---- add_param_group and errors -------------------------------------------------------------
 def test_add_param_group():
     w, v = tg.tensor([1.0], requires_grad=True), tg.tensor([2.0], requires_grad=True)

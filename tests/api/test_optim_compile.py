@@ -185,3 +185,31 @@ def test_load_state_dict_keeps_a_compiled_step_valid():
     np.testing.assert_array_equal(w.detach().numpy(), before)
     np.testing.assert_allclose(opt.state[w]["momentum_buffer"].numpy(),
                                10.0 * 0.5 + 2 * before, rtol=1e-6)
+
+
+def test_compiled_adam_on_a_complex_parameter_equals_eager():
+    # the real-view updates (tg.view_as_real writing through into z and its complex state)
+    # trace into the one step program: same values as eager, which tests/api/test_optim.py
+    # checks against torch's algorithm
+    a = tg.tensor(np.array([[1.0 - 0.5j, -2.0 + 0.3j], [0.3 + 0.2j, 0.8 - 1.1j]]))
+    runs = []
+    for compiled in (False, True):
+        z = tg.tensor(np.array([0.5 + 0.25j, -1.0 + 0.75j]), requires_grad=True)
+        opt = tg.optim.Adam([z], lr=0.1, amsgrad=True, weight_decay=0.1)
+
+        def step():
+            ((a @ z - 1j).abs() ** 2).sum().backward()
+            opt.step()
+
+        fn = tg.compile(step) if compiled else step
+        for _ in range(3):
+            opt.zero_grad()
+            fn()
+        runs.append((z.detach().numpy().copy(),
+                     {k: v.numpy().copy() for k, v in opt.state[z].items()}))
+    (eager, eager_state), (comp, comp_state) = runs
+    assert comp.dtype == np.complex128 and comp_state["exp_avg_sq"].dtype == np.complex128
+    np.testing.assert_allclose(comp, eager, rtol=1e-12)
+    for k in eager_state:
+        np.testing.assert_allclose(comp_state[k], eager_state[k], rtol=1e-12)
+    assert fn.traces == 2      # the first call, then with the state the first step created

@@ -444,3 +444,16 @@ def test_first_backward_does_not_import_jax():
             "assert x.grad.tolist() == [2.0, 2.0, 2.0]\n"
             "assert 'jax' not in sys.modules, 'jax imported'\n")
     _run_clean(code)
+
+
+def test_mH_and_adjoint_are_the_conjugate_transpose():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 4)) + 1j * rng.standard_normal((2, 3, 4))
+    z = tg.tensor(a, requires_grad=True)
+    h = z.mH
+    np.testing.assert_array_equal(h.detach().numpy(), np.conj(np.swapaxes(a, -1, -2)))
+    assert h._base is z and z.adjoint().shape == (2, 4, 3)
+    (h.real * 2 + h.imag * 3).sum().backward()   # torch 2.13 gives 2 - 3j per element
+    np.testing.assert_allclose(z.grad.numpy(), np.full(a.shape, 2 - 3j))
+    x = tg.tensor(a.real)
+    np.testing.assert_array_equal(x.mH.numpy(), x.mT.numpy())

@@ -175,3 +175,84 @@ def test_base_written_through_a_view_is_a_copy_slices_node():
     assert d.grad_fn.name() == "IndexPutBackward0"
     (b.sum() + c.sum()).backward()
     np.testing.assert_array_equal(a.grad.numpy(), [3.0, 2.0, 1.0, 2.0])
+
+
+# ---- complex views: real, imag, conj, view_as_real, view_as_complex -------------------------
+def test_real_and_imag_are_views_sharing_storage_and_version():
+    # torch 2.13: a = [2+5j, 6-4j]; r follows a.mul_(2); versions shared
+    a = tg.tensor([1 + 2j, 3 - 4j])
+    r, i = a.real, a.imag
+    assert r._base is a and i._base is a and r.dtype is tg.float32
+    r.mul_(2)
+    i[0] = 5
+    np.testing.assert_array_equal(a.numpy(), [2 + 5j, 6 - 4j])
+    a.mul_(2)
+    np.testing.assert_array_equal(r.numpy(), [4, 12])
+    np.testing.assert_array_equal(i.numpy(), [10, -8])
+    assert r._version == i._version == a._version == 3
+    x = tg.tensor([1.0, -2.0])
+    assert x.real is x and x.conj() is x             # torch returns the tensor itself
+    with pytest.raises(RuntimeError, match="imag: is not implemented for tensors with non-comp"):
+        x.imag
+
+
+def test_gradients_flow_through_writes_into_real_and_imag(executor):
+    z0 = np.array([1 + 2j, 3 - 4j, -1 + 0.5j])
+    z = tg.tensor(z0, requires_grad=True)
+    assert z.real.grad_fn.name() == z.imag.grad_fn.name() == "SelectBackward0"   # as torch
+    w = z.clone()
+    w.imag.zero_()
+    assert w.grad_fn.name() == "torch::autograd::CopySlices"
+    np.testing.assert_array_equal(w.detach().numpy(), z0.real + 0j)
+    w.abs().sum().backward()
+    np.testing.assert_allclose(z.grad.numpy(), np.sign(z0.real) + 0j)   # torch: [1, 1, -1]
+    z.grad = None
+    w = z.clone()
+    w[1:].real.mul_(3)       # |w|^2 = x0^2 + y0^2 + 9 x^2 + y^2 for the others
+    (w.abs() ** 2).sum().backward()
+    scale = np.array([1, 9, 9])
+    np.testing.assert_allclose(z.grad.numpy(), 2 * scale * z0.real + 2j * z0.imag)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        z.real[0] = 1.0
+
+
+def test_view_as_real_view_as_complex_and_conj_are_views(executor):
+    t = tg.tensor([1 + 1j, 2 + 2j])
+    vt = tg.view_as_real(t)
+    vt[0, 1] = 9
+    np.testing.assert_array_equal(t.numpy(), [1 + 9j, 2 + 2j])
+    back = tg.view_as_complex(vt)
+    assert back._base is t and vt._base is t
+    back[1] = 5 - 1j
+    c = t.conj()
+    c[0] = 10 + 1j                                   # writes the conjugate into t
+    np.testing.assert_array_equal(t.numpy(), [10 - 1j, 5 - 1j])
+    np.testing.assert_array_equal(vt.numpy(), [[10, -1], [5, -1]])
+    z0 = np.array([1 + 2j, 3 - 4j])
+    z = tg.tensor(z0, requires_grad=True)
+    assert tg.view_as_real(z).grad_fn.name() == "ViewAsRealBackward0"
+    assert z.conj().grad_fn.name() == "ConjBackward0" and z.conj()._base is z
+    assert z.conj_physical()._base is None      # torch's copy
+    w = z.clone()
+    tg.view_as_real(w).mul_(2)
+    w.abs().sum().backward()
+    np.testing.assert_allclose(z.grad.numpy(), 2 * z0 / np.abs(z0))    # torch 2.13
+
+
+def test_compiled_write_into_imag_equals_eager():
+    def step(z):
+        w = z * 1
+        w.imag.mul_(3)
+        loss = (w.abs() ** 2).sum()
+        loss.backward()
+        return loss
+
+    results = []
+    for compiled in (False, True):
+        z = tg.tensor(np.array([1 + 2j, -0.5 + 1j]), requires_grad=True)
+        loss = (tg.compile(step) if compiled else step)(z)
+        results.append((loss.item(), z.grad.numpy().copy()))
+    z0 = np.array([1 + 2j, -0.5 + 1j])
+    for loss, grad in results:   # |w|^2 = x^2 + 9 y^2
+        assert loss == pytest.approx(np.sum(z0.real ** 2 + 9 * z0.imag ** 2))
+        np.testing.assert_allclose(grad, 2 * z0.real + 18j * z0.imag)

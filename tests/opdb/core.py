@@ -187,19 +187,23 @@ def cpositive(rng, shape, dtype) -> np.ndarray:
     return with_imag(rng, positive(rng, shape, F64), dtype)
 
 
-def complexify(sample_inputs, n):
+def complexify(sample_inputs, n, real_out=False):
     """Complex samples from the first `n` float ones (or those at the indices in a tuple `n`):
     each floating array gains an imaginary part (uniform in [-1, 1)); float32 samples make
     the complex64 ones, float64 the complex128 ones; Python numbers stay real (so real
-    scalars meet complex tensors)."""
+    scalars meet complex tensors).  `real_out`: the op's result is real (norms, var): float32
+    for complex64, float64 for complex128."""
     def samples(rng, dtype):
         out = []
         real = sample_inputs(rng, dtype.to_real())
         for s in (real[:n] if isinstance(n, int) else [real[i] for i in n]):
             args = tuple(with_imag(rng, a, dtype) if isinstance(a, np.ndarray)
                          and a.dtype.kind == "f" else a for a in s.args)
-            want = s.dtype.to_complex() if s.dtype is not None and s.dtype.is_floating_point \
-                else s.dtype
+            if real_out:
+                want = s.dtype or dtype.to_real()
+            else:
+                want = s.dtype.to_complex() if s.dtype is not None and s.dtype.is_floating_point \
+                    else s.dtype
             out.append(Sample(args, s.kwargs, want, s.fd, s.xfail))
         return out
     return samples

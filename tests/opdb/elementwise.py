@@ -18,9 +18,9 @@ import numpy as np
 
 import tracegrad as tg
 
-from .core import (BOOL, F32, F64, I64, ErrorInput, OpInfo, Sample, _binary_samples, _bools,
-                   _broadcast_errors, _no_bool, _not_a_tensor, _unary_samples, cuniform, grid,
-                   ints, nonzero, positive, uniform)
+from .core import (BOOL, C64, F32, F64, I64, ErrorInput, OpInfo, Sample, _binary_samples,
+                   _bools, _broadcast_errors, _no_bool, _not_a_tensor, _unary_samples, cnonzero,
+                   complexify, cuniform, grid, ints, nonzero, positive, uniform, with_imag)
 
 F = tg.nn.functional
 A = np.array
@@ -327,6 +327,15 @@ def _classify_complex(rng, dtype):
     return [Sample((x,)), Sample((cuniform(rng, (), dtype),))]
 
 
+def _nan_to_num_complex(rng, dtype):
+    """NaN and +-inf in either part; the defaults (the dtype's largest finite value) for
+    complex128 only (the reference runs in complex128)."""
+    z = cuniform(rng, (2, 4), dtype)
+    z[0] = complex(NAN, 1.0), complex(1.0, INF), complex(-INF, NAN), complex(INF, -INF)
+    out = [Sample((z,), {"nan": 0.5, "posinf": 7.0, "neginf": -7.0})]
+    return out + [Sample((z,))] * (dtype is not C64)
+
+
 def _classify(name, ref):
     return OpInfo(name, getattr(tg, name), ref, _classify_samples, differentiable=False,
                   out_dtype=BOOL, complex_samples=_classify_complex)
@@ -344,6 +353,12 @@ NAN_OPS = [
            differentiable=False, dtypes=(F32,), covers=("nan_to_num",),
            skips={"low_precision": "posinf/neginf default to the dtype's largest finite value, "
                                    "so float16/bfloat16 differ from float64 by design"}),
+    # complex: each part on its own; torch records no gradient for a complex result
+    # (tests/ops/test_complex.py checks the error), so forward only
+    OpInfo("nan_to_num_complex", lambda x, **kw: tg.nan_to_num(x.detach(), **kw),
+           lambda xp, x, **kw: xp.nan_to_num(x, **kw), lambda rng, dtype: [],
+           differentiable=False, dtypes=(), covers=("nan_to_num",),
+           complex_samples=_nan_to_num_complex),
     _classify("isnan", lambda xp, x: xp.isnan(x)),
     _classify("isinf", lambda xp, x: xp.isinf(x)),
     _classify("isfinite", lambda xp, x: xp.isfinite(x)),
@@ -398,6 +413,23 @@ def _logaddexp_samples(rng, dtype):
     return out
 
 
+def _logaddexp_complex(rng, dtype):
+    """Complex pairs (broadcasting, a real tensor meeting a complex one) and large real parts;
+    imaginary parts in [-1, 1), so torch's result is the principal log of the sum."""
+    big = (with_imag(rng, A([100.0, -100.0, 0.0]), dtype),
+           with_imag(rng, A([-100.0, -100.0, 700.0]), dtype))
+    return [Sample((cuniform(rng, (3, 4), dtype), cuniform(rng, (3, 4), dtype))),
+            Sample((cuniform(rng, (2, 1, 4), dtype), uniform(rng, (3, 1), dtype.to_real()))),
+            Sample(big)]
+
+
+def _logaddexp_ref(xp, x, y):
+    if not any(np.iscomplexobj(a) for a in (x, y)):
+        return xp.logaddexp(x, y)
+    m = xp.maximum(xp.real(x), xp.real(y))    # a real shift: no overflow at 700
+    return xp.log(xp.exp(x - m) + xp.exp(y - m)) + m
+
+
 def _xlogy_ref(xp, x, y):
     # torch: 0 where x == 0; d/dx = log(y) there too, except 0 where also y <= 0
     return xp.where((x == 0) & (y <= 0), 0.0, x * xp.log(xp.where((x == 0) & (y <= 0), 1.0, y)))
@@ -431,8 +463,8 @@ BINARY_MATH_OPS = [
     OpInfo("remainder", tg.remainder, lambda xp, x, y: xp.remainder(x, y),
            _mod_samples, error_inputs=_mod_errors("remainder"),
            notes="d/dother = -floor(input / other)"),
-    OpInfo("logaddexp", tg.logaddexp, lambda xp, x, y: xp.logaddexp(x, y), _logaddexp_samples,
-           error_inputs=_float_binary_errors("logaddexp"),
+    OpInfo("logaddexp", tg.logaddexp, _logaddexp_ref, _logaddexp_samples,
+           error_inputs=_float_binary_errors("logaddexp"), complex_samples=_logaddexp_complex,
            notes="NaN gradient where both inputs are the same infinity, as torch"),
     OpInfo("hypot", tg.hypot, lambda xp, x, y: xp.sqrt(x * x + y * y),
            _binary_samples(nonzero), error_inputs=_float_binary_errors("hypot"),
@@ -533,12 +565,35 @@ def _lerp_samples(rng, dtype):
     return out
 
 
+def _lerp_complex(rng, dtype):
+    """A real and a tensor weight, a complex Python weight, and a real 0-d weight (torch lets
+    a 0-d weight differ in dtype)."""
+    cu = lambda *s: cuniform(rng, s, dtype)  # noqa: E731
+    return complexify(_lerp_samples, 2)(rng, dtype) + [
+        Sample((cu(3,), cu(3,), 0.25 - 0.5j)),
+        Sample((cu(3,), cu(3,), uniform(rng, (), dtype.to_real())))]
+
+
+def _addc_complex(div):
+    def samples(rng, dtype):
+        cu = lambda *s: cuniform(rng, s, dtype)  # noqa: E731
+        d = (lambda *s: cnonzero(rng, s, dtype)) if div else cu
+        out = complexify(_addc_samples(div), 3)(rng, dtype)
+        out.append(Sample((cu(3, 4), cu(4), d(3, 1)), {"value": 0.5 - 1j}))
+        if dtype is C64:   # a real input meeting complex tensors
+            out.append(Sample((uniform(rng, (3,), F32), cu(3), d(3))))
+        return out
+    return samples
+
+
 def _lerp_errors():
     f, d = np.ones((3,), np.float32), np.ones((3,), np.float64)
     return [ErrorInput((np.ones((3,), np.int64), np.ones((3,), np.int64), 0.5), TypeError,
                        ("lerp", "floating-point", "i64[3]")),
             ErrorInput((f, d, 0.5), TypeError, ("lerp", "float32", "`end`", "float64")),
             ErrorInput((f, f, d), TypeError, ("lerp", "`weight`", "f64[3]")),
+            ErrorInput((f, np.ones((), np.float64), 0.5), TypeError, ("lerp", "`end`", "f64[]")),
+            ErrorInput((f, f, 0.5j), TypeError, ("lerp", "complex weight", "f32[3]")),
             ErrorInput((f, np.ones((4,), np.float32), 0.5), ValueError, ("broadcast",))]
 
 
@@ -568,20 +623,21 @@ def _addc_samples(div):
 
 
 def _addcdiv_errors():
-    i = np.ones((3,), np.int64)
-    return [ErrorInput((np.ones((3,), np.float32), i, i), TypeError,
-                       ("addcdiv", "integer division", "i64[3]"))]
+    i, f = np.ones((3,), np.int64), np.ones((3,), np.float32)
+    return [ErrorInput((f, i, i), TypeError, ("addcdiv", "integer division", "i64[3]")),
+            ErrorInput((f, f, f), TypeError, ("addcdiv", "value=1j", "float32"),
+                       {"value": 1j})]
 
 
 POINTWISE_OPS = [
     OpInfo("lerp", tg.lerp, lambda xp, x, y, w: x + w * (y - x), _lerp_samples,
-           error_inputs=_lerp_errors),
+           error_inputs=_lerp_errors, complex_samples=_lerp_complex),
     OpInfo("addcmul", tg.addcmul, _addc_ref(False),
-           _addc_samples(False), error_inputs=lambda: [
+           _addc_samples(False), complex_samples=_addc_complex(False), error_inputs=lambda: [
                ErrorInput(("abc", np.ones(3), np.ones(3)), TypeError,
                           ("addcmul()", "'input'", "str"))]),
     OpInfo("addcdiv", lambda *a, **k: a[0].addcdiv(*a[1:], **k), _addc_ref(True),
-           _addc_samples(True),
+           _addc_samples(True), complex_samples=_addc_complex(True),
            error_inputs=_addcdiv_errors),
 ]
 

@@ -7,6 +7,12 @@ checked against jax, whose eigh/cholesky gradients are symmetric like torch's), 
 with distinct singular values for svd/qr.  Eigenvectors and singular vectors are defined up
 to sign, so `fn`/`ref` return sign-free products (each column times its first entry).
 Multi-output ops are checked through one tensor holding every output, flattened.
+
+The solves and factorizations also take complex64/complex128: the same samples drawn
+complex (the generators give complex noise, unitary factors and Hermitian A + A^H), with
+phase-free products (each column times the conjugate of its first entry) for eigh/svd,
+whose complex vectors are defined up to a phase.  torch 2.13's complex gradients are
+hard-coded in tests/ops/test_linalg.py.
 """
 from __future__ import annotations
 
@@ -16,11 +22,12 @@ import numpy as np
 
 import tracegrad as tg
 
-from .core import F32, F64, I64, ErrorInput, OpInfo, Sample, ints, uniform
+from .core import (C64, F32, F64, I64, ErrorInput, OpInfo, Sample, cuniform, ints, uniform,
+                   with_imag)
 
 INF = math.inf
 LA = tg.linalg
-LINALG_TOLS = {F32: (2e-4, 2e-4)}   # float32 factorizations against float64 references
+LINALG_TOLS = {F32: (2e-4, 2e-4), C64: (2e-4, 2e-4)}   # single precision vs float64 refs
 NO_LOW = {"low_precision": "torch.linalg has no float16/bfloat16 kernels (raises, as torch)"}
 
 
@@ -28,30 +35,60 @@ def _f(*shape, dtype=np.float32):
     return np.ones(shape, dtype)
 
 
-# ---- generators -----------------------------------------------------------------------------
+# ---- generators (a complex dtype draws complex values: noise, unitary factors) ---------------
 def _near_identity(rng, shape, dtype, scale=2.0):
-    """scale * I plus noise in [-0.5, 0.5]: well conditioned, det far from 0."""
+    """scale * I plus noise in [-0.5, 0.5] (complex: in both parts): well conditioned, det far
+    from 0."""
     n = shape[-1]
-    return (rng.uniform(-0.5, 0.5, shape) + scale * np.eye(n)).astype(dtype.numpy)
+    a = rng.uniform(-0.5, 0.5, shape) + scale * np.eye(n)
+    return (with_imag(rng, a, dtype, 0.5) if dtype.is_complex else a).astype(dtype.numpy)
 
 
-def _orthogonal(rng, shape):
-    q, r = np.linalg.qr(rng.standard_normal(shape))
-    return q * np.sign(np.diagonal(r, axis1=-2, axis2=-1))[..., None, :]
+def _orthogonal(rng, shape, complex_=False):
+    """Orthogonal matrices; unitary ones with `complex_`."""
+    g = rng.standard_normal(shape)
+    if complex_:
+        g = g + 1j * rng.standard_normal(shape)
+    q, r = np.linalg.qr(g)
+    d = np.diagonal(r, axis1=-2, axis2=-1)
+    return q * (d / np.abs(d))[..., None, :]
+
+
+def _mH(x):
+    return np.conj(np.swapaxes(x, -1, -2))
 
 
 def _half_spectrum(rng, shape, dtype, values):
-    """A with A + A^T = Q diag(values) Q^T (A itself symmetric)."""
-    q = _orthogonal(rng, shape)
-    return ((q * np.asarray(values, float)) @ np.swapaxes(q, -1, -2) / 2).astype(dtype.numpy)
+    """A with A + A^H = Q diag(values) Q^H (A itself symmetric, Hermitian for a complex dtype)."""
+    q = _orthogonal(rng, shape, dtype.is_complex)
+    return ((q * np.asarray(values, float)) @ _mH(q) / 2).astype(dtype.numpy)
 
 
 def _with_singular_values(rng, shape, dtype, values):
     *batch, m, n = shape
     k = min(m, n)
-    u = _orthogonal(rng, tuple(batch) + (m, m))[..., :k]
-    v = _orthogonal(rng, tuple(batch) + (n, n))[..., :k]
-    return ((u * np.asarray(values, float)) @ np.swapaxes(v, -1, -2)).astype(dtype.numpy)
+    u = _orthogonal(rng, tuple(batch) + (m, m), dtype.is_complex)[..., :k]
+    v = _orthogonal(rng, tuple(batch) + (n, n), dtype.is_complex)[..., :k]
+    return ((u * np.asarray(values, float)) @ _mH(v)).astype(dtype.numpy)
+
+
+def _uniform(rng, shape, dtype, low=-1.0, high=1.0):
+    return (cuniform if dtype.is_complex else uniform)(rng, shape, dtype, low, high)
+
+
+def _is_complex(x) -> bool:
+    """For tensors and NumPy/jax arrays alike."""
+    return x.dtype.is_complex if isinstance(x, tg.Tensor) else np.iscomplexobj(x)
+
+
+def _conj(x):
+    """conj(x) for complex x; x itself for a real one (no extra op in the real programs)."""
+    return x.conj() if _is_complex(x) else x
+
+
+def _herm(x):
+    """x^H of a tensor or an array (x^T for real ones)."""
+    return _conj(x.mT if isinstance(x, tg.Tensor) else x.swapaxes(-1, -2))
 
 
 # ---- helpers shared by fn (tracegrad) and ref (xp) -------------------------------------------
@@ -260,7 +297,7 @@ def _inv_errors():
 
 def _solve_samples(rng, dtype):
     a = lambda *s: _near_identity(rng, s, dtype)  # noqa: E731
-    u = lambda *s: uniform(rng, s, dtype, -1, 1)  # noqa: E731
+    u = lambda *s: _uniform(rng, s, dtype)  # noqa: E731
     return [Sample((a(3, 3), u(3, 2))),
             Sample((a(3, 3), u(3,))),                            # a vector right-hand side
             Sample((a(2, 3, 3), u(2, 3))),                       # a batch of vectors
@@ -313,32 +350,33 @@ def _slogdet_ref(xp, a):
 
 SOLVE_OPS = [
     OpInfo("linalg.inv", LA.inv, lambda xp, a: xp.linalg.inv(a), _inv_samples,
-           error_inputs=_inv_errors, covers=("linalg_inv",), tols=LINALG_TOLS, skips=NO_LOW),
+           error_inputs=_inv_errors, covers=("linalg_inv",), tols=LINALG_TOLS, skips=NO_LOW,
+           complex_samples=_inv_samples),
     OpInfo("linalg.solve", LA.solve, _solve_ref, _solve_samples, error_inputs=_solve_errors,
            covers=("linalg_solve", "batched_solve"), tols=LINALG_TOLS, skips=NO_LOW,
-           executor_samples=(0, 4)),
+           executor_samples=(0, 4), complex_samples=_solve_samples),
     OpInfo("linalg.det", LA.det, lambda xp, a: xp.linalg.det(a), _det_samples,
            error_inputs=lambda: _square_errors("linalg.det"), covers=("linalg_det",),
-           tols=LINALG_TOLS, skips=NO_LOW,
+           tols=LINALG_TOLS, skips=NO_LOW, complex_samples=_det_samples,
            notes="0 at an exactly singular matrix (det == 0), as torch; the cofactor matrix, "
                  "jax's answer, is the true gradient there"),
     OpInfo("linalg.slogdet", _slogdet_fn, _slogdet_ref, _det_samples,
            error_inputs=lambda: _square_errors("linalg.slogdet"), covers=("linalg_slogdet",),
-           tols=LINALG_TOLS, skips=NO_LOW,
-           notes="sign has no gradient; at a singular matrix (logabsdet = -inf) the backward "
-                 "raises LinAlgError (torch gives inf)"),
+           tols=LINALG_TOLS, skips=NO_LOW, complex_samples=_det_samples,
+           notes="a real sign has no gradient (a complex one, e^(i theta), has); at a singular "
+                 "matrix (logabsdet = -inf) the backward raises LinAlgError (torch gives inf)"),
 ]
 
 
 # ---- cholesky, qr, eigh, svd, svdvals ---------------------------------------------------------
 def _cholesky_fn(a, upper=False, sym=True):
-    return LA.cholesky(a + a.mT if sym else a, upper=upper)
+    return LA.cholesky(a + _herm(a) if sym else a, upper=upper)
 
 
 def _cholesky_ref(xp, a, upper=False, sym=True):
-    m = a + _mT(xp, a) if sym else a
+    m = a + _herm(a) if sym else a
     low = xp.linalg.cholesky(m)
-    return _mT(xp, low) if upper else low
+    return _herm(low) if upper else low
 
 
 def _cholesky_samples(rng, dtype):
@@ -382,13 +420,13 @@ def _qr_errors():
 
 
 def _eigh_fn(a, UPLO="L", sym=True):
-    w, v = LA.eigh(a + a.mT if sym else a, UPLO)
-    return tg.cat([w.unsqueeze(-2), v * v[..., :1, :]], -2)   # sign-free eigenvectors
+    w, v = LA.eigh(a + _herm(a) if sym else a, UPLO)
+    return tg.cat([w.unsqueeze(-2), v * _conj(v[..., :1, :])], -2)   # sign-free eigenvectors
 
 
 def _eigh_ref(xp, a, UPLO="L", sym=True):
-    w, v = xp.linalg.eigh(a + _mT(xp, a) if sym else a, UPLO=UPLO)
-    return xp.concatenate([w[..., None, :], v * v[..., :1, :]], -2)
+    w, v = xp.linalg.eigh(a + _herm(a) if sym else a, UPLO=UPLO)
+    return xp.concatenate([w[..., None, :].astype(v.dtype), v * _conj(v[..., :1, :])], -2)
 
 
 def _eigh_samples(rng, dtype):
@@ -405,9 +443,10 @@ def _eigh_errors():
 
 
 def _sign_free_svd(u, s, vh, k):
-    """Each singular vector times its first entry: invariant under (u_i, v_i) -> -(u_i, v_i)."""
+    """Each singular vector times (the conjugate of) its first entry: invariant under
+    (u_i, v_i) -> -(u_i, v_i), and (u_i, v_i) -> (u_i, v_i) e^{i phi} for complex ones."""
     u, vh = u[..., :, :k], vh[..., :k, :]
-    return u * u[..., :1, :], s, vh * vh[..., :, :1]
+    return u * _conj(u[..., :1, :]), s, vh * _conj(vh[..., :, :1])
 
 
 def _svd_fn(a, full_matrices=False, part="all"):
@@ -428,7 +467,7 @@ def _svd_samples(rng, dtype):
     g = lambda *s: _with_singular_values(rng, s, dtype, np.linspace(3.0, 1.0, min(s[-2:])))  # noqa
     return [Sample((g(3, 2),)), Sample((g(2, 3),)), Sample((g(2, 3, 3),)),
             Sample((g(3, 2),), {"full_matrices": True}),   # extra column of U: no gradient
-            Sample((g(2, 3),), {"part": "S"})]
+            Sample((g(2, 3),), {"part": "S"}, dtype=dtype.to_real())]   # S: real
 
 
 def _svd_errors():
@@ -439,32 +478,41 @@ def _svd_errors():
 def _svdvals_samples(rng, dtype):
     g = lambda *s: _with_singular_values(rng, s, dtype, np.linspace(3.0, 1.0, min(s[-2:])))  # noqa
     # the identity: one singular value three times, and the gradient is still defined
-    return [Sample((g(3, 2),)), Sample((g(2, 2, 3),)),
-            Sample((np.eye(3, dtype=dtype.numpy),), fd=False)]
+    real = dtype.to_real()   # the singular values of a complex matrix are real
+    return [Sample((g(3, 2),), dtype=real), Sample((g(2, 2, 3),), dtype=real),
+            Sample((np.eye(3, dtype=dtype.numpy),), dtype=real, fd=False)]
 
 
 FACTOR_OPS = [
+    # complex: no sym=False sample (torch's complex gradient is not Hermitian, jax's is; the
+    # torch values are in tests/ops/test_linalg.py)
     OpInfo("linalg.cholesky", _cholesky_fn, _cholesky_ref, _cholesky_samples,
            error_inputs=_cholesky_errors, covers=("linalg_cholesky",), tols=LINALG_TOLS,
-           skips=NO_LOW, notes="the gradient is symmetric (torch's), though only one triangle "
-                               "of A is read"),
+           skips=NO_LOW, complex_samples=lambda rng, dtype: _cholesky_samples(rng, dtype)[:3],
+           notes="the gradient is symmetric (torch's), though only one triangle of A is read; "
+                 "complex: Hermitian plus torch's skew-Hermitian i L^-H Im(diag(L^H g)) L^-1 / 2"),
     OpInfo("linalg.qr", _qr_fn, _qr_ref, _qr_samples, error_inputs=_qr_errors,
            covers=("linalg_qr",), tols=LINALG_TOLS, skips=NO_LOW, executor_samples=(0, 1),
+           complex_samples=_qr_samples,
            notes="undefined when A is rank-deficient (R singular); mode='r' and "
                  "mode='complete' with m > n have none (backward raises, as torch)"),
     OpInfo("linalg.eigh", _eigh_fn, _eigh_ref, _eigh_samples, error_inputs=_eigh_errors,
-           covers=("linalg_eigh",), tols=LINALG_TOLS, skips=NO_LOW,
-           notes="symmetric gradient (torch's); inf/nan at repeated eigenvalues when the "
-                 "eigenvectors are used; eigenvectors are defined up to sign"),
+           covers=("linalg_eigh",), tols=LINALG_TOLS, skips=NO_LOW, complex_samples=_eigh_samples,
+           notes="symmetric (Hermitian) gradient (torch's); inf/nan at repeated eigenvalues when "
+                 "the eigenvectors are used; eigenvectors are defined up to sign (complex: a "
+                 "phase, and a loss that depends on it raises RuntimeError, as torch)"),
     OpInfo("linalg.svd", _svd_fn, _svd_ref, _svd_samples, error_inputs=_svd_errors,
            covers=("linalg_svd",), tols=LINALG_TOLS, skips=NO_LOW, executor_samples=(0, 1),
+           complex_samples=_svd_samples,
            notes="undefined at repeated singular values when U or Vh are used and at zero "
                  "singular values of a non-square A; singular vector pairs are defined up to "
-                 "sign; with full_matrices the extra columns of U / rows of Vh get none"),
+                 "sign (complex: a phase, and a loss that depends on it raises RuntimeError, as "
+                 "torch); with full_matrices the extra columns of U / rows of Vh get none"),
     OpInfo("linalg.svdvals", LA.svdvals, lambda xp, a: xp.linalg.svd(a, compute_uv=False),
            _svdvals_samples, error_inputs=lambda: [ErrorInput((_f(3),), ValueError,
                                                               ("linalg.svdvals", "2 dimensions"))],
            covers=("linalg_svdvals",), tols=LINALG_TOLS, skips=NO_LOW,
+           complex_samples=_svdvals_samples,
            notes="U diag(g) Vh: defined also at repeated singular values"),
 ]
 
@@ -475,18 +523,18 @@ def _safe_norm_ref(xp, x, ord=2, dim=None, keepdim=False):
     axis = None if dim is None else dim
     if x.ndim == 0:
         axis = None
-    a = xp.abs(x) if ord != 2 else x
+    cplx = x.dtype.kind == "c"   # |z| is real; complex samples stay away from 0
     kw = {"axis": axis, "keepdims": keepdim}
     if ord == INF:
         return xp.max(xp.abs(x), **kw)
     if ord == -INF:
         return xp.min(xp.abs(x), **kw)
     if ord == 0:
-        return xp.sum((x != 0).astype(x.dtype), **kw)
+        return xp.sum((x != 0).astype(xp.real(x).dtype), **kw)
     if ord == 1:
-        return xp.sum(x * xp.sign(x), **kw)
+        return xp.sum(xp.abs(x) if cplx else x * xp.sign(x), **kw)
     if ord == 2:
-        sq = xp.sum(a * a, **kw)
+        sq = xp.sum(xp.real(x) ** 2 + xp.imag(x) ** 2 if cplx else x * x, **kw)
         ok = sq > 0
         return xp.where(ok, xp.sqrt(xp.where(ok, sq, 1.0)), 0.0)
     return xp.sum(xp.abs(x) ** ord, **kw) ** (1.0 / ord)
@@ -508,6 +556,20 @@ def _vector_norm_samples(rng, dtype):
     return out
 
 
+def _vector_norm_complex(rng, dtype):
+    """Norms of complex vectors are real (float32 for complex64); complex64 with
+    dtype=complex128 too."""
+    real = dtype.to_real()
+    cu = lambda *s: cuniform(rng, s, dtype)  # noqa: E731
+    out = [Sample((cu(3, 4),), dtype=real), Sample((cu(3, 4), 1), dtype=real),
+           Sample((cu(3, 4), INF), {"dim": 1}, dtype=real),
+           Sample((cu(3, 4), 3.0), {"dim": 0, "keepdim": True}, dtype=real),
+           Sample((cu(3, 4), -1.5), {"dim": -1}, dtype=real)]
+    if dtype is C64:
+        out.append(Sample((cu(3, 4),), {"dtype": tg.complex128}, dtype=F64))
+    return out
+
+
 def _vector_norm_ref(xp, x, ord=2, dim=None, keepdim=False, dtype=None):
     return _safe_norm_ref(xp, x, ord, dim, keepdim)
 
@@ -521,7 +583,10 @@ def _vector_norm_errors():
             ErrorInput((_f(2, 3),), IndexError, ("linalg.vector_norm", "out of range"),
                        {"dim": 2}),
             ErrorInput((_f(3, dtype=np.float64),), TypeError, ("narrowing", "float32"),
-                       {"dtype": tg.float32})]
+                       {"dtype": tg.float32}),
+            ErrorInput((_f(3, dtype=np.complex64),), TypeError, ("complex", "float64"),
+                       {"dtype": tg.float64}),
+            ErrorInput((_f(3),), TypeError, ("real", "complex64"), {"dtype": tg.complex64})]
 
 
 def _matrix_norm_samples(rng, dtype):
@@ -535,6 +600,28 @@ def _matrix_norm_samples(rng, dtype):
             Sample((y, 2), {"dim": (0, 2), "keepdim": True}),
             Sample((y, "fro"), {"dim": (2, 0)}),
             Sample((np.eye(3, dtype=dtype.numpy), 2), fd=False)]   # three tied singular values
+
+
+def _matrix_norm_complex(rng, dtype):
+    """Norms of complex matrices are real (float32 for complex64); 'nuc' and ±2 through the
+    complex singular values (random matrices: distinct)."""
+    real = dtype.to_real()
+    cu = lambda *s: cuniform(rng, s, dtype)  # noqa: E731
+    return [Sample((cu(3, 4), 1), dtype=real),
+            Sample((cu(3, 2, 3), "fro"), {"dim": (2, 0)}, dtype=real),
+            Sample((cu(3, 4), INF), {"keepdim": True}, dtype=real),
+            Sample((cu(2, 3, 4), -1), {"dim": (0, 2)}, dtype=real),
+            Sample((cu(3, 4), "nuc"), dtype=real),
+            Sample((cu(3, 2, 3), 2), {"dim": (0, 2), "keepdim": True}, dtype=real)]
+
+
+def _linalg_norm_complex(rng, dtype):
+    """A vector or a matrix norm of complex tensors, as linalg.norm picks."""
+    real = dtype.to_real()
+    cu = lambda *s: cuniform(rng, s, dtype)  # noqa: E731
+    return [Sample((cu(2, 3, 2),), dtype=real), Sample((cu(4,), 1), dtype=real),
+            Sample((cu(3, 4), INF, 0), dtype=real), Sample((cu(3, 4), "fro"), dtype=real),
+            Sample((cu(3, 4), 1), dtype=real), Sample((cu(2, 3, 4), "nuc", (0, 2)), dtype=real)]
 
 
 def _matrix_norm_ref(xp, a, ord="fro", dim=(-2, -1), keepdim=False):
@@ -590,17 +677,24 @@ def _norm_errors():
 NORM_OPS = [
     OpInfo("linalg.vector_norm", LA.vector_norm, _vector_norm_ref, _vector_norm_samples,
            error_inputs=_vector_norm_errors, covers=("linalg_vector_norm",),
-           executor_samples=(0, 2),
+           executor_samples=(0, 2), complex_samples=_vector_norm_complex,
            notes="0 where the norm is 0 (every ord); ord=±inf: tied extreme entries share it "
                  "evenly; ord=0: 0"),
     OpInfo("linalg.matrix_norm", LA.matrix_norm, _matrix_norm_ref, _matrix_norm_samples,
            error_inputs=_matrix_norm_errors, covers=("linalg_matrix_norm",), tols=LINALG_TOLS,
+           complex_samples=_matrix_norm_complex,
            skips={"low_precision": "'nuc' and ±2 need svd (no float16/bfloat16 kernels)"},
            notes="ord=±2: tied singular values share the gradient evenly; ord=±1/±inf: tied "
                  "column/row sums share it evenly"),
     OpInfo("linalg.norm", LA.norm, _norm_ref, _norm_samples, error_inputs=_norm_errors,
-           covers=("linalg_norm",), tols=LINALG_TOLS),
+           covers=("linalg_norm",), tols=LINALG_TOLS, complex_samples=_linalg_norm_complex),
 ]
 
 
 OPS = PRODUCT_OPS + [TENSORDOT, EINSUM] + SOLVE_OPS + FACTOR_OPS + NORM_OPS
+
+# Registry ops without an entry above, and why.
+NOT_IN_OPDB = {
+    "gauge_check": "backward-only: the phase check of complex eigh / svd backwards "
+                   "(tests/ops/test_linalg.py)",
+}

@@ -17,11 +17,11 @@ import numpy as np
 
 import tracegrad as tg
 
-from .core import (F32, F64, I64, ErrorInput, OpInfo, Sample, distinct, grid, ints, nonzero,
-                   positive, uniform)
+from .core import (C64, C128, F32, F64, I64, ErrorInput, OpInfo, Sample, complexify, cuniform,
+                   distinct, grid, ints, nonzero, positive, uniform)
 
 F = tg.nn.functional
-CONV_TOLS = {F32: (1e-5, 1e-4), F64: (1e-10, 1e-9)}
+CONV_TOLS = {F32: (1e-5, 1e-4), F64: (1e-10, 1e-9), C64: (1e-5, 1e-4), C128: (1e-10, 1e-9)}
 
 
 def _is_jax(xp) -> bool:
@@ -306,14 +306,16 @@ def _adaptive_avg_pool2d_samples(rng, dtype):
 
 
 CONV_OPS = [
+    # complex: conv does not conjugate (torch); each gradient conjugates the other operand
     OpInfo("conv2d", F.conv2d, _conv_ref, _conv2d_samples, tols=CONV_TOLS,
-           error_inputs=_conv2d_errors, covers=("conv2d", "conv"), executor_samples=(0, 2)),
-    OpInfo("conv1d", F.conv1d, _conv_ref, _conv1d_samples, tols=CONV_TOLS,
+           error_inputs=_conv2d_errors, covers=("conv2d", "conv"), executor_samples=(0, 2),
+           complex_samples=(2, 0)),
+    OpInfo("conv1d", F.conv1d, _conv_ref, _conv1d_samples, tols=CONV_TOLS, complex_samples=2,
            error_inputs=lambda: [ErrorInput((_f(1, 2, 3, 6), _f(4, 3, 3)), ValueError,
                                             ("conv1d", "2-D (unbatched)", "f32[1,2,3,6]"))]),
     OpInfo("conv_transpose2d", F.conv_transpose2d, _conv_transpose_ref,
            _conv_transpose2d_samples, tols=CONV_TOLS, error_inputs=_conv_transpose2d_errors,
-           executor_samples=(2,)),
+           executor_samples=(2,), complex_samples=(1, 4, 2)),
     OpInfo("max_pool2d", F.max_pool2d, _max_pool2d_ref, _max_pool2d_samples,
            error_inputs=_max_pool2d_errors, covers=("max_pool2d", "max_pool"),
            executor_samples=(2,),
@@ -478,6 +480,27 @@ def _l1_samples(rng, dtype):
     return out
 
 
+def _l1(xp, d):
+    # torch's subgradient 0 at d == 0: sign(d) for real, sgn(d) = d / |d| for complex
+    if d.dtype.kind != "c":
+        return d * xp.sign(d)
+    zero = d == 0
+    return xp.where(zero, 0.0, xp.abs(xp.where(zero, 1.0, d)))
+
+
+def _l1_complex(rng, dtype):
+    """|input - target| is real (float32 for complex64): plain, broadcast, a real weight, and
+    input == target at some entries (gradient 0 there)."""
+    real = dtype.to_real()
+    x = cuniform(rng, (5,), dtype)
+    y = x.copy()
+    y[::2] += 1.0 - 0.5j
+    return complexify(_pointwise_samples(), 2, real_out=True)(rng, dtype) + [
+        Sample((cuniform(rng, (3, 4), dtype), cuniform(rng, (3, 4), dtype),
+                positive(rng, (3, 4), real)), dtype=real),
+        Sample((x, y), dtype=real, fd=False)]
+
+
 def _loss_errors(name, weight_arg=True):
     x = _f(3, 4)
     out = [ErrorInput((x, _f(5)), ValueError, (name, "f32[3,4]", "f32[5]")),
@@ -560,7 +583,7 @@ LOSS_OPS = [
            _weighted_ref(lambda xp, d: d * d), _pointwise_samples(weight=True),
            error_inputs=lambda: _loss_errors("mse_loss"), covers=("mse_loss",)),
     OpInfo("l1_loss", lambda x, y, w=None, **kw: F.l1_loss(x, y, weight=w, **kw),
-           _weighted_ref(lambda xp, d: d * xp.sign(d)), _l1_samples,
+           _weighted_ref(_l1), _l1_samples, complex_samples=_l1_complex,
            error_inputs=lambda: _loss_errors("l1_loss"),
            notes="gradient 0 where input == target, as torch"),
     OpInfo("smooth_l1_loss", F.smooth_l1_loss, _weighted_ref(_smooth_l1),
@@ -600,11 +623,14 @@ def _cosine_ref(xp, x1, x2, dim=1, eps=1e-8):
 
 
 def _normalize_ref(xp, x, p=2.0, dim=1, eps=1e-12):
+    cplx = x.dtype.kind == "c"   # complex samples stay away from 0 (|z| is real)
     if p == 2:     # sqrt guarded at 0: torch's norm has gradient 0 at a zero slice
-        ss = xp.sum(x * x, axis=dim, keepdims=True)
+        sq = xp.real(x) ** 2 + xp.imag(x) ** 2 if cplx else x * x
+        ss = xp.sum(sq, axis=dim, keepdims=True)
         n = xp.where(ss > 0, xp.sqrt(xp.where(ss > 0, ss, 1.0)), 0.0)
     else:
-        n = xp.sum((x * xp.sign(x)) ** p, axis=dim, keepdims=True) ** (1.0 / p)
+        a = xp.abs(x) if cplx else x * xp.sign(x)
+        n = xp.sum(a ** p, axis=dim, keepdims=True) ** (1.0 / p)
     return x / xp.maximum(n, eps)
 
 
@@ -794,6 +820,7 @@ OTHER_OPS = [
            notes="norms below eps are clamped to eps with gradient 0 there (torch clamps "
                  "under no_grad and keeps the norm's gradient)"),
     OpInfo("normalize", F.normalize, _normalize_ref, _normalize_samples,
+           complex_samples=(0, 2),
            notes="a zero slice gives 0 with gradient 1 / eps (the clamped norm has gradient 0),"
                  " as torch"),
     OpInfo("layer_norm", F.layer_norm, _layer_norm_ref, _norm_samples("layer"),

@@ -14,8 +14,8 @@ import numpy as np
 
 import tracegrad as tg
 
-from .core import (BOOL, F32, F64, I64, ErrorInput, OpInfo, Sample, cuniform, grid, ints,
-                   uniform, with_imag)
+from .core import (BOOL, C64, C128, F32, F64, I64, ErrorInput, OpInfo, Sample, complexify,
+                   cuniform, grid, ints, uniform, with_imag)
 
 INF = math.inf
 
@@ -242,10 +242,10 @@ def _logsumexp_samples(rng, dtype):
 
 
 def _logsumexp_ref(xp, x, dim, keepdim=False):
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         x = x.astype(np.float32)
     dim = _axis(x, dim)
-    m = xp.max(x, axis=dim, keepdims=True)
+    m = xp.max(xp.real(x), axis=dim, keepdims=True)   # complex: a real shift
     m = xp.where(xp.isfinite(m), m, 0.0)
     out = xp.log(xp.sum(xp.exp(x - m), axis=dim, keepdims=True)) + m
     return out if keepdim else xp.squeeze(out, axis=dim)
@@ -275,7 +275,16 @@ def _norm_samples(rng, dtype):
 
 
 def _abs(xp, x):
-    return x * xp.sign(x)    # torch's subgradient 0 at 0 (jnp.abs gives 1)
+    # torch's subgradient 0 at 0 (jnp.abs gives 1); complex samples stay away from 0
+    return xp.abs(x) if x.dtype.kind == "c" else x * xp.sign(x)
+
+
+def _norm_complex(rng, dtype):
+    """|z| norms (real results): 2, 1, inf and 3; complex64 with dtype=complex128 too."""
+    out = complexify(_norm_samples, (0, 1, 3, 5), real_out=True)(rng, dtype)
+    if dtype is C64:
+        out.append(Sample((cuniform(rng, (2, 3, 4), C64), 2, 1), {"dtype": C128}, dtype=F64))
+    return out
 
 
 def _norm_ref(xp, x, p="fro", dim=None, keepdim=False, dtype=None):
@@ -290,7 +299,8 @@ def _norm_ref(xp, x, p="fro", dim=None, keepdim=False, dtype=None):
     if p == 1:
         return xp.sum(a, axis=dim, keepdims=keepdim)
     if p in ("fro", 2):
-        s = xp.sum(x * x, axis=dim, keepdims=keepdim)
+        sq = xp.real(x) ** 2 + xp.imag(x) ** 2 if x.dtype.kind == "c" else x * x
+        s = xp.sum(sq, axis=dim, keepdims=keepdim)
         return xp.where(s == 0, 0.0, xp.sqrt(xp.where(s == 0, 1.0, s)))   # torch: 0 at 0
     return xp.sum(a ** p, axis=dim, keepdims=keepdim) ** (1.0 / p)
 
@@ -444,6 +454,16 @@ def _bool_ref(fn):
     return ref
 
 
+def _nonzero_complex(rng, dtype):
+    """Complex values with exact zeros, and nonzero values with a zero real or imaginary
+    part (true: either part nonzero, as torch)."""
+    z = (grid(rng, (3, 4), F64) + 1j * grid(rng, (3, 4), F64)).astype(dtype.numpy)
+    z[0] = 0.0
+    z[1, :2] = 1j, 2.0
+    z[2] = 0.5 - 1j
+    return [Sample((z,), {"dim": -1}), Sample((z,))]
+
+
 def _count_samples(rng, dtype):
     x = grid(rng, (2, 3, 4), dtype)
     return [Sample((x,)), Sample((x,), {"dim": 1}), Sample((x, (0, 2))),
@@ -501,21 +521,25 @@ OPS = [
            differentiable=False, out_dtype=I64, error_inputs=_arg_errors("argmax")),
     OpInfo("argmin", lambda x, **kw: tg.argmin(x, **kw), _arg_ref("argmin"), _arg_samples,
            differentiable=False, out_dtype=I64, error_inputs=_arg_errors("argmin")),
+    # complex: var/std of |x - mean| are real (float32 for complex64); var_mean's mean is complex
     OpInfo("var", lambda x, *a, **kw: x.var(*a, **kw), _var_ref, _var_samples,
-           error_inputs=_var_errors("var"),
+           error_inputs=_var_errors("var"), complex_samples=complexify(_var_samples, (0, 2), True),
            notes="nan where N - correction <= 0, as torch"),
     OpInfo("std", lambda x, *a, **kw: tg.std(x, *a, **kw), _std_ref, _var_samples,
-           error_inputs=_var_errors("std"), notes="0 where std is 0 (a constant slice)"),
+           error_inputs=_var_errors("std"), complex_samples=complexify(_var_samples, (0, 2), True),
+           notes="0 where std is 0 (a constant slice)"),
     OpInfo("var_mean", lambda x, *a, **kw: tuple(tg.var_mean(x, *a, **kw)),
-           _with_mean_ref(_var_ref), _var_samples, error_inputs=_var_errors("var_mean")),
+           _with_mean_ref(_var_ref), _var_samples, error_inputs=_var_errors("var_mean"),
+           complex_samples=(0, 2)),
     OpInfo("std_mean", lambda x, *a, **kw: tuple(x.std_mean(*a, **kw)),
            _with_mean_ref(_std_ref), _var_samples, error_inputs=_var_errors("std_mean"),
-           notes="0 where std is 0 (a constant slice)"),
+           complex_samples=(1,), notes="0 where std is 0 (a constant slice)"),
+    # complex: the principal log of the sum (shifted by the largest real part)
     OpInfo("logsumexp", lambda x, *a, **kw: x.logsumexp(*a, **kw), _logsumexp_ref,
-           _logsumexp_samples, error_inputs=_logsumexp_errors,
+           _logsumexp_samples, error_inputs=_logsumexp_errors, complex_samples=(0, 2),
            notes="nan where the result is infinite, as torch"),
     OpInfo("norm", lambda x, *a, **kw: x.norm(*a, **kw), _norm_ref, _norm_samples,
-           error_inputs=_norm_errors,
+           error_inputs=_norm_errors, complex_samples=_norm_complex,
            notes="p=2/'fro': 0 where the norm is 0; p=1: 0 at 0; p=inf/-inf: tied |x| "
                  "share evenly"),
     OpInfo("cumsum", lambda x, *a, **kw: x.cumsum(*a, **kw), _scan_ref("cumsum"),
@@ -542,14 +566,16 @@ OPS = [
            error_inputs=_topk_errors,
            notes="ties: the lowest indices first; always sorted"),
     OpInfo("all", lambda x, **kw: x.all(**kw), _bool_ref("all"), _bool_samples,
-           differentiable=False, out_dtype=BOOL, error_inputs=lambda: _dim_errors("all")),
+           differentiable=False, out_dtype=BOOL, error_inputs=lambda: _dim_errors("all"),
+           complex_samples=_nonzero_complex),
     OpInfo("any", lambda x, **kw: tg.any(x, **kw), _bool_ref("any"), _bool_samples,
-           differentiable=False, out_dtype=BOOL, error_inputs=lambda: _dim_errors("any")),
+           differentiable=False, out_dtype=BOOL, error_inputs=lambda: _dim_errors("any"),
+           complex_samples=_nonzero_complex),
     OpInfo("nan_indices", _nan_fn, lambda xp, x, op, *a: _NAN_REFS[op](xp, x, *a), _nan_samples,
            differentiable=False, out_dtype=I64,
            covers=("max", "min", "cummax", "cummin", "sort", "topk", "argmax")),
     OpInfo("count_nonzero", lambda x, *a, **kw: x.count_nonzero(*a, **kw),
            lambda xp, x, dim=None: xp.sum(x != 0, axis=_axis(x, dim)), _count_samples,
-           differentiable=False, out_dtype=I64,
+           differentiable=False, out_dtype=I64, complex_samples=_nonzero_complex,
            error_inputs=lambda: _dim_errors("count_nonzero")),
 ]

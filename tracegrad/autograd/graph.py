@@ -193,7 +193,7 @@ class Node(_HookAPI):
         whose view was written in place."""
         if self.extra is not None and self.extra.name is not None:
             return self.extra.name
-        return f"{_camel(self.op.name)}Backward0"
+        return self.op.node_name or f"{_camel(self.op.name)}Backward0"
 
     @property
     def next_functions(self) -> tuple:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import _creation
 from ..ir.types import float32, float64
-from .optimizer import Optimizer, check_hyper
+from .optimizer import Optimizer, check_hyper, real_views
 
 
 class Adagrad(Optimizer):
@@ -21,7 +21,10 @@ class Adagrad(Optimizer):
         lr_decay, eps, maximize: baked into a compiled step (a change retraces).
         initial_accumulator_value: the starting value of ``sum``.
     State per parameter, created at construction as in torch: ``step`` (0-d float32) and
-    ``sum`` (the parameter's shape and dtype).
+    ``sum`` (the parameter's shape and dtype).  A complex parameter is updated as its real
+    view (``tg.view_as_real``), as torch does: ``sum`` accumulates the squares of the real
+    and imaginary parts separately, starting from ``complex(v, v)`` for
+    ``initial_accumulator_value=v``.
     Raises:
         ValueError: a negative lr, lr_decay, weight_decay, initial_accumulator_value or eps.
         TypeError / NotImplementedError: a hyper-parameter that is not a number / a Tensor.
@@ -46,8 +49,9 @@ class Adagrad(Optimizer):
         state = self.state[p]
         if "step" not in state:
             state["step"] = _creation.zeros((), dtype=float32)
-            state["sum"] = _creation.full(p.shape, group["initial_accumulator_value"],
-                                          dtype=p.dtype)
+            init = group["initial_accumulator_value"]
+            state["sum"] = _creation.full(p.shape, complex(init, init) if p.dtype.is_complex
+                                          else init, dtype=p.dtype)
         return state
 
     def _update_group(self, group: dict, hyper: dict) -> None:
@@ -60,6 +64,9 @@ class Adagrad(Optimizer):
             if group["lr_decay"] != 0:
                 # in float64, as torch's Python-float arithmetic
                 clr = clr / (1 + (step.to(float64) - 1) * group["lr_decay"])
-            state["sum"].add_(grad * grad)
-            std = state["sum"].sqrt() + group["eps"]
+            total = state["sum"]
+            if p.dtype.is_complex:
+                p, grad, total = real_views(p, grad, total)
+            total.add_(grad * grad)
+            std = total.sqrt() + group["eps"]
             p.sub_(clr * grad / std)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import _creation
 from ..ir.types import float32
-from .optimizer import Optimizer, check_hyper
+from .optimizer import Optimizer, check_hyper, real_views
 
 
 def _check(name, lr, betas, eps, weight_decay) -> None:
@@ -40,6 +40,8 @@ class Adam(Optimizer):
             retraces).
     State per parameter: ``step`` (0-d float32 tensor, as torch), ``exp_avg``,
     ``exp_avg_sq`` and with amsgrad ``max_exp_avg_sq`` (the parameter's shape and dtype).
+    A complex parameter is updated as its real view (``tg.view_as_real``), as torch does:
+    the moments are per real and imaginary component.
     Raises:
         ValueError: lr, eps or weight_decay < 0, a beta outside [0, 1).
         TypeError / NotImplementedError: a hyper-parameter that is not a number / a Tensor.
@@ -73,16 +75,18 @@ class Adam(Optimizer):
                 else:
                     grad = grad + p * wd
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            max_sq = state["max_exp_avg_sq"] if group["amsgrad"] else None
+            if p.dtype.is_complex:
+                p, grad, exp_avg, exp_avg_sq, max_sq = real_views(p, grad, exp_avg, exp_avg_sq,
+                                                                  max_sq)
             exp_avg.add_((grad - exp_avg) * (1 - beta1))     # torch's lerp_
             exp_avg_sq.mul_(beta2).add_((1 - beta2) * grad * grad)
             # the bias corrections in float64, as torch's Python-float arithmetic
             step_size = lr / (1 - beta1 ** step)
             bias_correction2_sqrt = (1 - beta2 ** step).sqrt()
-            if group["amsgrad"]:
-                second = state["max_exp_avg_sq"]
-                second.copy_(second.maximum(exp_avg_sq))
-            else:
-                second = exp_avg_sq
+            if max_sq is not None:
+                max_sq.copy_(max_sq.maximum(exp_avg_sq))
+            second = exp_avg_sq if max_sq is None else max_sq
             denom = second.sqrt() / bias_correction2_sqrt + group["eps"]
             p.sub_(step_size * exp_avg / denom)
 

@@ -145,10 +145,6 @@ class Optimizer:
 
     _data_keys: tuple = ("lr",)
     _branch_keys: tuple = ("momentum", "weight_decay")   # data keys step() tests against 0
-    # complex parameters: an update linear in the gradient (SGD) is right as it is; torch's
-    # Adam/RMSprop/Adagrad treat real and imaginary parts as separate real parameters,
-    # which these updates do not do yet (they would square complex gradients)
-    _supports_complex: bool = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -211,11 +207,6 @@ class Optimizer:
                                 f"{type(p).__name__}")
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
-            if p.dtype.is_complex and not self._supports_complex:
-                raise NotImplementedError(
-                    f"{type(self).__name__}: complex parameters are not supported yet (got a "
-                    f"{p.dtype.name} parameter of shape {list(p.shape)}); SGD supports them, "
-                    "or keep a real (..., 2) parameter and use tg.view_as_complex(p)")
         if len({id(p) for p in params}) != len(params):
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
                           "future, this will cause an error", stacklevel=3)
@@ -375,6 +366,16 @@ class Optimizer:
             for k, v in sg.items():
                 if k != "params":
                     g[k] = copy.deepcopy(v)
+
+
+def real_views(*tensors) -> list:
+    """The (..., 2) real views (`tg.view_as_real`) of complex tensors (None stays None):
+    torch's Adam, RMSprop and Adagrad update a complex parameter as its real view, so their
+    moments are per real and imaginary component (a squared gradient is ``(re**2, im**2)``,
+    not ``|g|**2``).  In-place updates of the views write through into the complex
+    parameter and state tensors."""
+    from .._ops import view_as_real
+    return [None if t is None else view_as_real(t) for t in tensors]
 
 
 def _load_state_value(current, value, param: Tensor, key: str):

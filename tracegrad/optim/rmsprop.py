@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import _creation
 from ..ir.types import float32
-from .optimizer import Optimizer, check_hyper
+from .optimizer import Optimizer, check_hyper, real_views
 
 
 class RMSprop(Optimizer):
@@ -24,7 +24,8 @@ class RMSprop(Optimizer):
             schedule changes them).
         alpha, eps, centered, maximize: baked into a compiled step (a change retraces).
     State per parameter: ``step`` (0-d float32), ``square_avg``, ``momentum_buffer``
-    (momentum > 0), ``grad_avg`` (centered).
+    (momentum > 0), ``grad_avg`` (centered).  A complex parameter is updated as its real
+    view (``tg.view_as_real``), as torch does: the averages are per real and imaginary part.
     Raises:
         ValueError: a negative lr, alpha, eps, momentum or weight_decay.
         TypeError / NotImplementedError: a hyper-parameter that is not a number / a Tensor.
@@ -55,16 +56,19 @@ class RMSprop(Optimizer):
             if group["weight_decay"] != 0:
                 grad = grad + p * hyper["weight_decay"]
             square_avg = state["square_avg"]
+            grad_avg = state["grad_avg"] if group["centered"] else None
+            buf = state["momentum_buffer"] if group["momentum"] > 0 else None
+            if p.dtype.is_complex:
+                p, grad, square_avg, grad_avg, buf = real_views(p, grad, square_avg, grad_avg,
+                                                                buf)
             square_avg.mul_(alpha).add_((1 - alpha) * grad * grad)
             if group["centered"]:
-                grad_avg = state["grad_avg"]
                 grad_avg.add_((grad - grad_avg) * (1 - alpha))     # torch's lerp_
                 avg = (square_avg - grad_avg * grad_avg).sqrt()
             else:
                 avg = square_avg.sqrt()
             avg = avg + group["eps"]
             if group["momentum"] > 0:
-                buf = state["momentum_buffer"]
                 buf.mul_(hyper["momentum"]).add_(grad / avg)
                 p.sub_(buf * hyper["lr"])
             else:

@@ -26,7 +26,6 @@ class SGD(Optimizer):
     """
 
     _data_keys = ("lr", "momentum", "weight_decay")
-    _supports_complex = True   # the update is linear in the gradient
 
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
                  weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False):

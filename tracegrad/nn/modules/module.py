@@ -14,7 +14,7 @@ import numpy as np
 from tracegrad.ir import types as T
 
 from ... import _state
-from ...tensor import Parameter, Tensor
+from ...tensor import Parameter, Tensor, parse_to_args
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -215,21 +215,15 @@ class Module:
 
     # ---- dtype ----------------------------------------------------------------------------
     def to(self, *args, **kwargs) -> "Module":
-        """Cast floating-point parameters and buffers in place to a dtype (devices: CPU only)."""
-        dtype = kwargs.pop("dtype", None)
-        kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"Module.to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype = a.dtype
-            elif isinstance(a, T.DType):
-                dtype = a
-            elif not isinstance(a, str):
-                dtype = T.as_dtype(a)
+        """Cast floating-point parameters and buffers in place to a dtype (torch.nn.Module.to);
+        takes `Tensor.to`'s forms (`parse_to_args`).
+
+        Raises:
+            TypeError: a dtype that is not floating point, or an unknown argument.
+            NotImplementedError: a device other than "cpu".
+        """
+        (dtype,) = parse_to_args("Module.to", args, kwargs)
         if dtype is not None:
-            dtype = T.as_dtype(dtype)
             if not dtype.is_floating_point:
                 raise TypeError(f"Module.to only accepts floating point dtypes, got {dtype.name}")
             for t in list(self.parameters()) + list(self.buffers()):
