@@ -9,7 +9,9 @@ checked:
 - the eager result equals the IR graph run on the interpreter;
 - the VJP (``tg.autograd.grad`` with a random cotangent) matches central finite
   differences of the graph along a random direction;
-- the backward program gives the same gradients on the interpreter and on jax.
+- the backward program gives the same gradients on the interpreter and on jax;
+- the graph fused and run in tiny row blocks (`BlockedRegion`) equals it run node by node,
+  and so do the backward programs' fused regions (the interpreter's gradients above).
 
 A failure shrinks to a short program; the message shows it as IR text
 (`tracegrad.ir.print_graph`) and as a `Program(...)` literal: add that to `REGRESSIONS`
@@ -32,6 +34,7 @@ from tracegrad._dispatch import EAGER
 from tracegrad.autograd import engine
 from tracegrad.backends import interpreter
 from tracegrad.ir import Builder, Graph, TensorType, print_graph, verify
+from tracegrad.passes import fuse
 
 F64 = tg.float64
 LOW, HIGH = 0.5, 1.5          # |leaf value| is in [LOW, HIGH]: leaves are safe divisors
@@ -262,6 +265,19 @@ def _executor(name: str):
             os.environ["TRACEGRAD_CROSSCHECK"] = old
 
 
+@contextmanager
+def _tiny_blocks():
+    """Every fusion region of two or more nodes runs in row blocks of a few elements (the
+    defaults block only regions of 2^19 elements and more, which these programs never
+    reach), so the interpreter's `BlockedRegion` sees every region shape drawn here."""
+    old = interpreter.BLOCK_ELEMENTS, interpreter.MIN_BLOCKED_ELEMENTS
+    interpreter.BLOCK_ELEMENTS, interpreter.MIN_BLOCKED_ELEMENTS = 4, 0
+    try:
+        yield
+    finally:
+        interpreter.BLOCK_ELEMENTS, interpreter.MIN_BLOCKED_ELEMENTS = old
+
+
 def _check(p: Program) -> None:
     engine.clear_cache()
     g = p.graph()
@@ -271,12 +287,16 @@ def _check(p: Program) -> None:
     assert out.dtype is F64 and out.shape == g.outputs[0].type.shape
     np.testing.assert_allclose(out.detach().numpy(), interpreter.run(g, xs)[0], rtol=1e-12,
                                atol=1e-12, err_msg="eager vs the IR graph on the interpreter")
+    with _tiny_blocks():
+        blocked = interpreter.run(fuse(g)[0], xs)[0]
+    np.testing.assert_allclose(blocked, interpreter.run(g, xs, blocked=False)[0], rtol=1e-12,
+                               atol=1e-12, err_msg="fused in row blocks vs node by node")
 
     rng = np.random.default_rng(p.seed + 1)
     u = rng.standard_normal(out.shape)
     grads = {}
-    for name in ("interpreter", "jax"):
-        with _executor(name):
+    for name in ("interpreter", "jax"):   # the interpreter runs fused regions in row blocks
+        with _executor(name), _tiny_blocks():
             gs = tg.autograd.grad(out, leaves, tg.tensor(u), retain_graph=True, allow_unused=True)
         grads[name] = [np.zeros(x.shape) if gr is None else gr.numpy() for x, gr in zip(xs, gs)]
     assert any(prog._exe._lowered is not None for prog in engine._cache.values()), \
