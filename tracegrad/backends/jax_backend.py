@@ -16,6 +16,34 @@ from tracegrad.ir.graph import Graph
 from tracegrad.ir.registry import get
 
 
+# Errors raised by `host_check` callbacks while a program ran, kept to re-raise as they are:
+# jax wraps a callback's exception in its own runtime error, with jax's traceback around it.
+_host_errors: list[BaseException] = []
+_host_checks_traced = [0]   # host_check calls traced so far (a program tells if it has any)
+
+
+def host_check(check: Callable, *arrays) -> None:
+    """Inside a lowered program: call ``check(*arrays)`` on the host with NumPy arrays (a
+    `jax.debug.callback`).  An exception it raises surfaces from the `Lowered` call as
+    itself (not as jax's runtime error); the program waits for its results to make sure."""
+    import jax
+
+    def call(*host_arrays):
+        try:
+            check(*host_arrays)
+        except Exception as e:   # noqa: BLE001  (re-raised by Lowered.__call__)
+            _host_errors.append(e)
+    _host_checks_traced[0] += 1
+    jax.debug.callback(call, *arrays)
+
+
+def _raise_host_error() -> None:
+    if _host_errors:
+        e = _host_errors[0]
+        _host_errors.clear()
+        raise e
+
+
 def _as_function(g: Graph) -> Callable:
     import jax.numpy as jnp
 
@@ -66,6 +94,7 @@ class Lowered:
             fn = _unpacking(fn, len(g.inputs), self._packing)
         self._fn = jax.jit(fn, donate_argnums=donate, **kw)
         self._traced = False
+        self._checks = False   # has host checks (known once traced): wait for results then
         if in_shardings is not None and not all(s.is_fully_addressable for s in in_shardings):
             self._fn = _MultiProcess(self._fn, in_shardings)
 
@@ -73,17 +102,21 @@ class Lowered:
         if self._packing is not None:
             arrays = _pack(arrays, self._packing)
         with self._jax.enable_x64(True):
-            if self._traced:
-                return self._fn(*arrays)
-            return self._first_call(arrays)
+            out = self._fn(*arrays) if self._traced else self._first_call(arrays)
+            if self._checks:   # so that a failed check raises here, as itself
+                self._jax.block_until_ready(out)
+                _raise_host_error()
+            return out
 
     def _first_call(self, arrays) -> tuple:
         # the call that traces and compiles: jax tracing a large program allocates enough
         # objects for the cyclic collector's full passes to dominate (passes.manager.gc_paused)
         from tracegrad.passes.manager import gc_paused
+        before = _host_checks_traced[0]
         with gc_paused():
             out = self._fn(*arrays)
         self._traced = True
+        self._checks = _host_checks_traced[0] != before
         return out
 
     def stablehlo(self, specs):
