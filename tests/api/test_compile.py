@@ -209,3 +209,31 @@ def test_result_whose_graph_was_consumed_inside_comes_back_detached():
     out = step(*_data())
     assert not out.requires_grad
     assert next(e for b in step._cache.values() for e in b).grad_plan is None
+
+
+def test_compile_a_module_like_torch_compile():
+    """tg.compile(module) (torch.compile's OptimizedModule): the forward compiled, the rest the
+    module's own; train/eval switches retrace; gradients reach the module's parameters."""
+    tg.manual_seed(0)
+    m = tg.nn.Sequential(tg.nn.Linear(4, 8), tg.nn.Dropout(0.5), tg.nn.ReLU(),
+                         tg.nn.Linear(8, 3))
+    cm = tg.compile(m)
+    assert cm._orig_mod is m and cm._compiled.__name__ == "Sequential"
+    assert list(cm.parameters()) == list(m.parameters()) and cm.state_dict().keys() == \
+        m.state_dict().keys()
+    x = tg.randn(5, 4)
+    cm.eval()
+    assert not m.training
+    np.testing.assert_allclose(cm(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-6)
+    m.train()
+    tg.manual_seed(1)
+    y = cm(x)
+    tg.manual_seed(1)
+    np.testing.assert_allclose(y.detach().numpy(), m(x).detach().numpy(), rtol=1e-6)
+    assert cm._compiled.traces == 2
+    y.sum().backward()
+    grad = m[0].weight.grad.numpy().copy()
+    m.zero_grad()
+    tg.manual_seed(1)
+    m(x).sum().backward()
+    np.testing.assert_allclose(grad, m[0].weight.grad.numpy(), rtol=1e-6)

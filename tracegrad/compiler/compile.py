@@ -345,6 +345,8 @@ class CompiledFunction:
     def __init__(self, fn, executor: str | None = None, cache_size: int = 8, *,
                  fullgraph: bool = False, donate: bool | None = None, mesh=None, data_axis=None):
         functools.update_wrapper(self, fn)
+        if not hasattr(self, "__name__"):   # a callable object (a Module): its class names it
+            self.__name__ = self.__qualname__ = type(fn).__name__
         self.fn = fn
         self.executor = executor
         self.cache_size = cache_size
@@ -532,7 +534,9 @@ def compile(fn=None, *, executor: str | None = None, cache_size: int = 8,
             (parameters, optimizer state) are replicated and XLA inserts the gradient
             all-reduce. Runs on the jax executor.
     Returns:
-        A callable with fn's signature; results equal running fn eagerly.
+        A callable with fn's signature; results equal running fn eagerly.  For a
+        `tg.nn.Module`, a `CompiledModule` (torch's ``OptimizedModule``): the module's
+        forward compiled, its other attributes its own.
     Raises:
         TraceError: with ``fullgraph=True``, fn's Python needs a tensor value, naming the
             user's line; without it, when the eager fallback cannot undo what the traced
@@ -557,6 +561,33 @@ def compile(fn=None, *, executor: str | None = None, cache_size: int = 8,
                          "one device)")
 
     def make(f):
-        return CompiledFunction(f, executor, cache_size, fullgraph=fullgraph, donate=donate,
-                                mesh=mesh, data_axis=data_axis)
+        compiled = CompiledFunction(f, executor, cache_size, fullgraph=fullgraph,
+                                    donate=donate, mesh=mesh, data_axis=data_axis)
+        from tracegrad.nn.modules.module import Module
+        return CompiledModule(f, compiled) if isinstance(f, Module) else compiled
     return make if fn is None else make(fn)
+
+
+class CompiledModule:
+    """What ``tg.compile(module)`` returns (torch.compile's ``OptimizedModule``): calling it
+    runs the module's forward as a compiled program; every other attribute (``parameters``,
+    ``train``/``eval``, ``state_dict``, submodules) is the module's own, so it trains and
+    saves like the module.  ``_orig_mod`` is the module, as in torch.  Unlike torch, its
+    ``state_dict`` keys carry no ``_orig_mod.`` prefix (they are the module's).
+    """
+
+    def __init__(self, module, compiled: CompiledFunction):
+        self.__dict__["_orig_mod"] = module
+        self.__dict__["_compiled"] = compiled
+
+    def __call__(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._orig_mod, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._orig_mod, name, value)
+
+    def __repr__(self) -> str:
+        return f"CompiledModule({self._orig_mod!r})"

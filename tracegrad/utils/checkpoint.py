@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import warnings
 
-from .. import _ops, _state
+from .. import _creation, _ops, _state
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
@@ -23,8 +23,10 @@ class _Checkpoint(Function):
     """Runs the region without recording; its backward re-runs it with grad and differentiates."""
 
     @staticmethod
-    def forward(ctx, fn, n_tensors, *args):
+    def forward(ctx, fn, n_tensors, preserve_rng_state, *args):
         ctx.fn, ctx.n_tensors = fn, n_tensors
+        # the recomputation draws the same random numbers (dropout masks) as this run
+        ctx.rng_state = _creation.get_rng_state() if preserve_rng_state else None
         tensors = args[:n_tensors]
         ctx.save_for_backward(*tensors)
         ctx.rest = args[n_tensors:]
@@ -39,26 +41,36 @@ class _Checkpoint(Function):
     def backward(ctx, grad_out):
         from ..autograd.engine import backward as autograd_backward
         inputs = [t.detach().requires_grad_(t.requires_grad) for t in ctx.saved_tensors]
-        with enable_grad():
-            out = ctx.fn(*inputs, *ctx.rest)     # the recomputation
+        outer = None
+        if ctx.rng_state is not None:
+            outer = _creation.get_rng_state()
+            _creation.set_rng_state(ctx.rng_state)
+        try:
+            with enable_grad():
+                out = ctx.fn(*inputs, *ctx.rest)     # the recomputation
+        finally:
+            if outer is not None:   # the stream goes on as if nothing was recomputed
+                _creation.set_rng_state(outer)
         if out.requires_grad:
             # like torch's reentrant checkpoint: parameters the region closes over are
             # leaves of the recomputed graph and get their .grad accumulated here
             autograd_backward(out, grad_out)
-        return (None, None) + tuple(t.grad for t in inputs)
+        return (None, None, None) + tuple(t.grad for t in inputs)
 
 
-def checkpoint(fn, *args, use_reentrant: bool = False, **kwargs):
+def checkpoint(fn, *args, use_reentrant: bool = False, preserve_rng_state: bool = True,
+               **kwargs):
     """``fn(*args)`` whose intermediate values are not saved but recomputed in backward.
 
     Follows torch.utils.checkpoint.checkpoint (``use_reentrant=True``'s
     semantics): only the region's inputs are kept for backward; the backward
     pass runs `fn` again (under grad mode) and backpropagates through the
     recomputation, accumulating into the ``.grad`` of parameters `fn` closes
-    over, so use ``backward()``, not ``autograd.grad``, through a checkpoint.  `fn` must return one tensor; tensor
-    arguments come first, other arguments after them.  Randomness inside `fn`
-    is drawn again in the recomputation (torch restores the RNG state; we do
-    not yet), so keep dropout out of checkpointed regions.  While tracing
+    over, so use ``backward()``, not ``autograd.grad``, through a checkpoint.  `fn` must
+    return one tensor; tensor arguments come first, other arguments after them.  With
+    ``preserve_rng_state`` (default, as torch) the recomputation restores the RNG state
+    the forward saw, so dropout draws the same mask, and the stream continues afterwards
+    as if nothing had been recomputed.  While tracing
     (`tg.explain`), the region's nodes are marked instead and the min-cut
     partitioner recomputes them rather than saving their values.
     Raises:
@@ -82,4 +94,4 @@ def checkpoint(fn, *args, use_reentrant: bool = False, **kwargs):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None "
                       "(tg.utils.checkpoint follows torch's reentrant checkpoint: a tensor "
                       "argument must require grad)", UserWarning, stacklevel=2)
-    return _Checkpoint.apply(fn, n, *args)
+    return _Checkpoint.apply(fn, n, preserve_rng_state, *args)
