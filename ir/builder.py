@@ -103,6 +103,11 @@ class Frontend:
     # set on the tensor frontend's class while a tg.autocast region is on (tracegrad/amp.py)
     autocast_active = False
 
+    def composite_result(self, op: OpDef, operands, out):
+        """What a composite op's call returns, given its decomposition's result `out`
+        (the eager frontend names the backward node after the composite, as torch)."""
+        return out
+
     def call(self, name: str, *args, **kwargs):
         op = REGISTRY.get(name) or get(name)
         if self.autocast_active:   # the one check mixed precision costs when it is off
@@ -117,7 +122,7 @@ class Frontend:
             if op.decomp is not None:
                 if not op.flags & COMPLEX:
                     self._reject_complex(op, list(operands) + list(attrs.values()))
-                return op.decomp(self, *operands, **attrs)
+                return self.composite_result(op, operands, op.decomp(self, *operands, **attrs))
             akey = _attrs_key(attrs)
             key = None if akey is None else self.plan_key(op, akey, operands)
         plan = _PLANS.get(key)   # (nothing is stored under None)

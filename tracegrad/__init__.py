@@ -15,9 +15,12 @@ from tracegrad.ir.types import bool_ as bool  # noqa: A001  (torch.bool)
 from . import autograd
 from ._ops import *  # noqa: F401,F403  (torch-named functions generated from the registry)
 from ._indexing import masked_select, nonzero, where  # value-dependent shapes: eager only
-from ._creation import (arange, as_tensor, from_numpy, full, get_rng_state, manual_seed, ones,
-                        ones_like, rand, rand_like, randint, randn, randn_like, set_rng_state,
+from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
+                        get_rng_state, linspace, manual_seed, ones, ones_like, rand, rand_like,
+                        randint, randint_like, randn, randn_like, randperm, set_rng_state,
                         tensor, zeros, zeros_like)
+from ._composite import allclose, equal, floor_divide, is_tensor, isclose
+from ._device import device
 from ._state import get_executor, set_executor
 from .autograd import (enable_grad, inference_mode, is_anomaly_check_nan_enabled,
                        is_anomaly_enabled, is_grad_enabled, is_inference_mode_enabled, no_grad,
@@ -34,7 +37,7 @@ half = float16
 long = int64
 int = int32  # noqa: A001
 
-from . import func, nn, optim, utils  # noqa: E402  (func: tg.func.jvp / vjp / grad)
+from . import cuda, func, nn, optim, utils  # noqa: E402  (func: tg.func.jvp / vjp / grad)
 from .compiler import compile  # noqa: E402,A001
 from . import amp  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402

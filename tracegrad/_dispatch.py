@@ -25,7 +25,7 @@ from tracegrad.ir.registry import VIEW
 
 from . import _state
 from .autograd import forward_ad
-from .autograd.graph import AccumulateGrad, Node
+from .autograd.graph import AccumulateGrad, Node, _camel
 from .autograd.record import on_record
 from .tensor import Tensor, _new_tensor
 
@@ -71,6 +71,21 @@ class EagerFrontend(Frontend):
 
     def is_operand(self, x) -> bool:
         return isinstance(x, Tensor)
+
+    def composite_result(self, op, operands, out):
+        # the decomposition's last node stands for the composite: it takes the composite's
+        # torch name (MeanBackward0, not the DivBackward0 of its last step; the outermost
+        # composite names it last).  A node an operand already had (a decomposition
+        # returning its input) and torch's special names (CopySlices) are kept
+        outs = out if isinstance(out, tuple) else (out,)
+        mine = {id(x.grad_fn) for x in operands if isinstance(x, Tensor)}
+        for t in outs:
+            node = t.grad_fn if isinstance(t, Tensor) else None
+            if node is None or id(node) in mine or not isinstance(node, Node):
+                continue
+            if node.extra is None or not (node.extra.name or "").startswith("torch::"):
+                node._extra().name = op.node_name or f"{_camel(op.name)}Backward0"
+        return out
 
     def known_value(self, x: Tensor):
         return None if isinstance(x._data, Value) else x._data
@@ -168,6 +183,9 @@ class EagerFrontend(Frontend):
             base = src._base if src._base is not None else src
             chain = src._view_ops + ((op.name, attrs),)
             outs = [Tensor(d, base=base, view_ops=chain) for d in datas]
+            if src._vc is not base._vc:   # a view of `.data` counts on `.data`'s own counter
+                for o in outs:
+                    o._vc = src._vc
             if base._views is None:
                 base._views = []
             base._views.extend(weakref.ref(o) for o in outs)

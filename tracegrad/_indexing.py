@@ -26,8 +26,10 @@ import numpy as np
 from tracegrad.ir import types as T
 from tracegrad.ir.errors import DTypeError, ShapeError, TraceError
 from tracegrad.ir.graph import Value
+from tracegrad.ir.ops.index import bounds_error, checked_index
 
 from . import _ops, _state
+from ._dispatch import EAGER
 from .tensor import Tensor
 
 ADV = "adv"    # an item of the result layout filled by the advanced indices
@@ -131,7 +133,8 @@ def _width(kind, k) -> int:
     return k.ndim if kind in ("mask", "mask_where") else 0
 
 
-def _layout(x: Tensor, tokens: list) -> _Layout:
+def _layout(x: Tensor, tokens: list, what: str) -> _Layout:
+    """The key's plan on x; `what` (getitem / setitem) names the op in bounds errors."""
     nd, shape = x.ndim, x.shape
     consumed = sum(_width(*t) for t in tokens)
     if sum(kind == "ellipsis" for kind, _ in tokens) > 1:
@@ -151,8 +154,7 @@ def _layout(x: Tensor, tokens: list) -> _Layout:
             lay.items.append(1 if k else EMPTY)
         elif kind == "int":
             if not -shape[d] <= k < shape[d]:
-                raise IndexError(f"index {k} is out of bounds for dimension {d} with size "
-                                 f"{shape[d]}")
+                raise bounds_error(what, k, shape[d], d)
             lay.take(k % shape[d], k % shape[d] + 1, 1)
             lay.int_dims.append(d)
             d += 1
@@ -166,7 +168,7 @@ def _layout(x: Tensor, tokens: list) -> _Layout:
             d += 1
         elif kind == "index":
             lay.take(0, shape[d], 1, ADV)
-            lay.adv.append((d, _normalize_index(k, shape[d], d)))
+            lay.adv.append((d, _normalize_index(k, shape[d], d, what)))
             d += 1
         else:   # a boolean mask over dims d .. d + k.ndim - 1
             _check_mask(k, shape, d)
@@ -196,15 +198,15 @@ def _check_mask(mask: Tensor, shape, d: int) -> None:
                              f"{d + j}")
 
 
-def _normalize_index(idx: Tensor, size: int, dim: int) -> Tensor:
-    """int64, negative indices wrapped; bounds checked eagerly, as torch."""
+def _normalize_index(idx: Tensor, size: int, dim: int, what: str) -> Tensor:
+    """int64, in [-size, size) as torch requires (checked now, or by the traced program: one
+    index array of several must be checked before they merge into one flat index), negative
+    indices wrapped."""
     if idx.dtype is not T.int64:
         idx = _ops.convert(idx, T.int64)
+    idx = checked_index(EAGER, what, idx, size, dim, negative=True)
     if not _is_traced(idx):
         a = idx._data
-        if a.size and (a.max() >= size or a.min() < -size):
-            bad = a.max() if a.max() >= size else a.min()
-            raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
         if a.size and a.min() < 0:
             return Tensor(np.where(a < 0, a + size, a))
         return idx
@@ -276,7 +278,7 @@ def _sizes(shape) -> tuple:
 
 # ---- getitem -------------------------------------------------------------------------------
 def getitem(x: Tensor, key) -> Tensor:
-    lay = _layout(x, _tokens(key))
+    lay = _layout(x, _tokens(key), "getitem")
     out = x if lay.trivial else _ops.slice(x, tuple(lay.starts), tuple(lay.stops),
                                            tuple(lay.steps))
     if not lay.adv:
@@ -330,7 +332,8 @@ def _place(x: Tensor, lay: _Layout, region: Tensor) -> Tensor:
 def _masked_setitem(x: Tensor, tokens: list, v: Tensor) -> Tensor | None:
     """x[..., mask, ...] = v with v broadcasting over the dims after the mask: a `where` on
     the indexed region, no nonzero() (so it traces).  None when v does not fit that form."""
-    lay = _layout(x, [("mask_where", k) if kind == "mask" else (kind, k) for kind, k in tokens])
+    lay = _layout(x, [("mask_where", k) if kind == "mask" else (kind, k) for kind, k in tokens],
+                  "setitem")
     d, first, mask = lay.mask
     after_items = tuple(lay.items[first + mask.ndim:])
     if v.ndim > len(after_items) or T.broadcast_shapes(v.shape, after_items) != after_items:
@@ -354,7 +357,7 @@ def setitem_value(x: Tensor, key, value) -> Tensor:
         out = _masked_setitem(x, tokens, v)
         if out is not None:
             return out
-    lay = _layout(x, tokens)
+    lay = _layout(x, tokens, "setitem")
     sliced = lay.sliced
     if not lay.adv:
         v = _broadcast_to(v, tuple(lay.items))

@@ -106,16 +106,30 @@ def live_views(base: Tensor) -> list[Tensor]:
 
 
 def refresh(base: Tensor) -> None:
-    """Regenerate every live view of `base` from its current value."""
-    for v in live_views(base):
-        new = replay(base, v._view_ops)
-        v._data = new._data
-        if getattr(new, "_fw", None) is not None or getattr(v, "_fw", None) is not None:
-            from .autograd.forward_ad import copy_tangent
-            copy_tangent(v, new)
-        if any(op == "alias" for op, _ in v._view_ops):
-            continue   # detached aliases keep no history
-        v.grad_fn, v._out_index, v._requires_grad = new.grad_fn, new._out_index, new._requires_grad
+    """Regenerate every live view of `base` from its current value.
+
+    A view of a base that requires grad keeps requiring grad even when the write ran under
+    ``no_grad`` (torch regenerates its grad_fn from the base's), so the chain is replayed
+    with grad mode on; a view that called ``retain_grad()`` retains it on its new grad_fn.
+    """
+    from .autograd.grad_mode import enable_grad, no_grad
+    with (enable_grad() if base._requires_grad else no_grad()):
+        for v in live_views(base):
+            _refresh_view(base, v)
+
+
+def _refresh_view(base: Tensor, v: Tensor) -> None:
+    new = replay(base, v._view_ops)
+    v._data = new._data
+    if getattr(new, "_fw", None) is not None or getattr(v, "_fw", None) is not None:
+        from .autograd.forward_ad import copy_tangent
+        copy_tangent(v, new)
+    if any(op == "alias" for op, _ in v._view_ops):
+        return   # detached aliases keep no history
+    v.grad_fn, v._out_index, v._requires_grad = new.grad_fn, new._out_index, new._requires_grad
+    if v._retains_grad and v.grad_fn is not None:   # torch moves the retains-grad hook too
+        v._retains_grad = False
+        v.retain_grad()
 
 
 def rebase_saved_versions(root, box: list, old: int, new: int, mark: int) -> None:

@@ -16,6 +16,7 @@ from tracegrad.ir.errors import TraceError
 from tracegrad.ir.graph import Value
 
 from . import _state
+from ._device import CPU, check_device, is_device_name
 
 
 def _operator(name: str, reflected: bool = False):
@@ -36,9 +37,6 @@ def _operator(name: str, reflected: bool = False):
 
 
 
-_DEVICE_TYPES = ("cpu", "cuda", "mps", "xpu", "meta")
-
-
 def parse_to_args(name: str, args: tuple, kwargs: dict, extra: tuple = ()):
     """The one parser of torch's ``to(...)`` forms, shared by `Tensor.to` and `Module.to`:
     ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other_tensor)`` and the keywords
@@ -47,7 +45,8 @@ def parse_to_args(name: str, args: tuple, kwargs: dict, extra: tuple = ()):
     Returns ``(dtype or None, *extra values)``.
     Raises:
         TypeError: an unknown keyword or dtype.
-        NotImplementedError: a device other than "cpu" (tracegrad tensors live on the CPU).
+        NotImplementedError: a device other than "cpu" (tracegrad tensors live on the CPU;
+            `_device.check_device`, the check every ``device=`` argument goes through).
     """
     kwargs = dict(kwargs)
     dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
@@ -58,13 +57,11 @@ def parse_to_args(name: str, args: tuple, kwargs: dict, extra: tuple = ()):
     for a in args:
         if isinstance(a, Tensor):
             dtype = a.dtype
-        elif isinstance(a, str) and a.split(":")[0] in _DEVICE_TYPES:
+        elif is_device_name(a):
             device = a
         elif a is not None:
             dtype = a
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise NotImplementedError(f"{name}: device {str(device)!r} is not supported yet; "
-                                  "tracegrad tensors live on the CPU")
+    check_device(name, device)
     return (None if dtype is None else T.as_dtype(dtype), *extras)
 
 class Tensor:
@@ -267,10 +264,17 @@ class Tensor:
         """The real part as a view (torch.Tensor.real): float32 of complex64, float64 of
         complex128; writing into it (``z.real.mul_(2)``, ``z.real[0] = 1``) changes `self`,
         and gradients flow through it (``SelectBackward0``, as torch).  A real tensor's
-        ``.real`` is the tensor itself, as in torch."""
+        ``.real`` is the tensor itself, as in torch.  Assigning (``z.real = v``) copies `v`
+        into the real part, as torch's setter (RuntimeError where ``copy_`` would raise)."""
         if not self.dtype.is_complex:
             return self
         return _call_kw("real", self)
+
+    @real.setter
+    def real(self, value) -> None:
+        # torch: ``z.real = v`` copies v into the real part (``z.real += 1`` lands here too,
+        # after the in-place add, and bumps the version a second time, as torch's)
+        self.real.copy_(value)
 
     @property
     def imag(self) -> "Tensor":
@@ -283,6 +287,10 @@ class Tensor:
             raise RuntimeError(f"imag: is not implemented for tensors with non-complex dtypes, "
                                f"got {self._type}")
         return _call_kw("imag", self)
+
+    @imag.setter
+    def imag(self, value) -> None:
+        self.imag.copy_(value)
 
     def conj(self) -> "Tensor":
         """The complex conjugate as a view (torch.Tensor.conj): writing into it writes the
@@ -553,6 +561,85 @@ class Tensor:
         from ._ops import convert
         return convert(self, dtype)
 
+    # devices: tracegrad tensors always live on the host (see _device.py)
+    @property
+    def device(self):
+        """``tg.device("cpu")``: where the tensor lives (torch.Tensor.device)."""
+        return CPU
+
+    is_cuda = False   # torch.Tensor.is_cuda
+    is_cpu = True     # torch.Tensor.is_cpu
+
+    def get_device(self) -> int:
+        """-1, torch's answer for a CPU tensor (torch.Tensor.get_device)."""
+        return -1
+
+    def cpu(self, memory_format=None) -> "Tensor":
+        """`self`: the tensor is on the CPU already (torch.Tensor.cpu)."""
+        return self
+
+    def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> "Tensor":
+        """torch.Tensor.cuda; always raises NotImplementedError (tracegrad tensors live on
+        the CPU), as ``to("cuda")`` does."""
+        check_device("Tensor.cuda", "cuda")
+
+    def contiguous(self, memory_format=None) -> "Tensor":
+        """`self` (torch.Tensor.contiguous): tracegrad tensors are always contiguous."""
+        return self
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return True
+
+    # ---- new_* : tensors with this tensor's dtype (and device) by default --------------
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False):
+        """``tg.tensor(data)`` in `self`'s dtype unless `dtype` is given, whatever the data
+        (``int_tensor.new_tensor([1.7])`` truncates to 1, as torch.Tensor.new_tensor)."""
+        from ._creation import tensor
+        check_device("Tensor.new_tensor", device)
+        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None,
+                 requires_grad: bool = False) -> "Tensor":
+        """``tg.full(size, fill_value)`` in `self`'s dtype unless `dtype` is given
+        (torch.Tensor.new_full; a float fill for an int tensor is truncated, as torch)."""
+        from ._creation import full
+        check_device("Tensor.new_full", device)
+        return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False):
+        """torch.Tensor.new_zeros: zeros of `size` in `self`'s dtype unless `dtype` is given."""
+        check_device("Tensor.new_zeros", device)
+        return self.new_full(_varargs(size), 0, dtype=dtype, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False):
+        """torch.Tensor.new_ones: ones of `size` in `self`'s dtype unless `dtype` is given."""
+        check_device("Tensor.new_ones", device)
+        return self.new_full(_varargs(size), 1, dtype=dtype, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False):
+        """torch.Tensor.new_empty; its values are zeros here (see `tg.empty`)."""
+        check_device("Tensor.new_empty", device)
+        return self.new_zeros(*size, dtype=dtype, requires_grad=requires_grad)
+
+    # ---- comparisons of whole tensors (composed of registry ops, see _composite.py) -----
+    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08,
+                equal_nan: bool = False) -> "Tensor":
+        from ._composite import isclose
+        return isclose(self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08,
+                 equal_nan: bool = False) -> bool:
+        from ._composite import allclose
+        return allclose(self, other, rtol, atol, equal_nan)
+
+    def equal(self, other) -> bool:
+        from ._composite import equal
+        return equal(self, other)
+
+    def floor_divide(self, other) -> "Tensor":
+        from ._composite import floor_divide
+        return floor_divide(self, other)
+
     def float(self):
         return self.to(T.float32)
 
@@ -695,6 +782,24 @@ class Tensor:
     __rpow__ = _operator("pow", reflected=True)
     __matmul__ = _operator("matmul")
     __rmatmul__ = _operator("matmul", reflected=True)
+    __mod__ = _operator("remainder")    # Python's %: sign of the divisor (torch.remainder)
+    __rmod__ = _operator("remainder", reflected=True)
+
+    def __floordiv__(self, o):
+        """``self // o``: torch.floor_divide (no op of its own; see _composite.py)."""
+        o = _operand(o)
+        if o is NotImplemented:
+            return o
+        from ._composite import floor_divide
+        return floor_divide(self, o)
+
+    def __rfloordiv__(self, o):
+        o = _operand(o)
+        if o is NotImplemented:
+            return o
+        from ._composite import floor_divide
+        return floor_divide(o, self)
+
     def __neg__(self): return _call("neg", self)
     def __pos__(self): return self
     def __abs__(self): return _call("abs", self)

@@ -230,9 +230,11 @@ def _clamp(ops, input, min=None, max=None, *, name="clamp"):
     return ops.clamp_range(input, min, max)
 
 
-defop("clamp", "input", attrs=(("min", None), ("max", None)), decomp=_clamp, ref="torch.clamp")
+defop("clamp", "input", attrs=(("min", None), ("max", None)), decomp=_clamp, ref="torch.clamp",
+      node_name="ClampBackward1")
 defop("clip", "input", attrs=(("min", None), ("max", None)), ref="torch.clip (alias of clamp)",
-      decomp=lambda ops, input, **bounds: _clamp(ops, input, **bounds, name="clip"))
+      decomp=lambda ops, input, **bounds: _clamp(ops, input, **bounds, name="clip"),
+      node_name="ClampBackward1")
 
 
 # ---- lerp, addcmul, addcdiv ---------------------------------------------------------------------

@@ -320,10 +320,12 @@ def _conv_decomp(nd: int, name: str):
 
 defop("conv1d", "input, weight",
       attrs=(("bias", None), ("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1)),
-      decomp=_conv_decomp(1, "conv1d"), ref="torch.nn.functional.conv1d", flags=COMPLEX)
+      decomp=_conv_decomp(1, "conv1d"), ref="torch.nn.functional.conv1d", flags=COMPLEX,
+      node_name="ConvolutionBackward0")
 defop("conv2d", "input, weight",
       attrs=(("bias", None), ("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1)),
-      decomp=_conv_decomp(2, "conv2d"), ref="torch.nn.functional.conv2d", flags=COMPLEX)
+      decomp=_conv_decomp(2, "conv2d"), ref="torch.nn.functional.conv2d", flags=COMPLEX,
+      node_name="ConvolutionBackward0")
 
 
 def _conv_transpose_decomp(nd: int, name: str):
@@ -363,7 +365,8 @@ defop("conv_transpose2d", "input, weight",
       attrs=(("bias", None), ("stride", 1), ("padding", 0), ("output_padding", 0), ("groups", 1),
              ("dilation", 1)),
       decomp=_conv_transpose_decomp(2, "conv_transpose2d"),
-      ref="torch.nn.functional.conv_transpose2d", flags=COMPLEX)
+      ref="torch.nn.functional.conv_transpose2d", flags=COMPLEX,
+      node_name="ConvolutionBackward0")
 
 
 # ---- pooling --------------------------------------------------------------------------------
@@ -410,7 +413,8 @@ def _max_pool2d(ops, input, kernel_size, stride=None, padding=0, dilation=1, cei
 defop("max_pool2d", "input",
       attrs=(("kernel_size", REQUIRED), ("stride", None), ("padding", 0), ("dilation", 1),
              ("ceil_mode", False), ("return_indices", False)),
-      decomp=_max_pool2d, ref="torch.nn.functional.max_pool2d (ties: the first maximum)")
+      decomp=_max_pool2d, ref="torch.nn.functional.max_pool2d (ties: the first maximum)",
+      node_name="MaxPool2DWithIndicesBackward0")
 
 
 def _avg_pool2d(ops, input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -449,7 +453,8 @@ def _avg_pool2d(ops, input, kernel_size, stride=None, padding=0, ceil_mode=False
 defop("avg_pool2d", "input",
       attrs=(("kernel_size", REQUIRED), ("stride", None), ("padding", 0), ("ceil_mode", False),
              ("count_include_pad", True), ("divisor_override", None)),
-      decomp=_avg_pool2d, ref="torch.nn.functional.avg_pool2d")
+      decomp=_avg_pool2d, ref="torch.nn.functional.avg_pool2d",
+      node_name="AvgPool2DBackward0")
 
 
 def _adaptive_avg_pool2d(ops, input, output_size):
@@ -487,4 +492,5 @@ def _adaptive_avg_pool2d(ops, input, output_size):
 
 
 defop("adaptive_avg_pool2d", "input", attrs=(("output_size", REQUIRED),),
-      decomp=_adaptive_avg_pool2d, ref="torch.nn.functional.adaptive_avg_pool2d")
+      decomp=_adaptive_avg_pool2d, ref="torch.nn.functional.adaptive_avg_pool2d",
+      node_name="AdaptiveAvgPool2DBackward0")

@@ -4,7 +4,9 @@
 `x[idx]`, `index_select` and `diag` lower to; `index_put` (set or
 accumulate at `(:,) * dim + (idx,)`) is what `x[idx] = v` and `index_add`
 lower to.  Getitem and setitem with several index arrays merge the indexed
-dims and use one flat index (tracegrad/_indexing.py).
+dims and use one flat index (tracegrad/_indexing.py).  These primitives take
+indices already checked against their dims (`checked_index`: eagerly, or by an
+`index_check` node in a traced program).
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import numpy as np
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
-from ..registry import COMPLEX, INTERNAL, REQUIRED, defop
+from ..registry import COMPLEX, INTERNAL, NONDIFF, REQUIRED, defop
 from ._common import norm_dim
 from ..registry import LINEAR
 
@@ -40,13 +42,92 @@ def located(ops, e: Exception) -> Exception:
     return with_location(e, ops.location())
 
 
-def check_bounds(ops, name: str, index, size: int, dim: int) -> None:
-    """Eagerly: every index in [0, size), as torch's gather/scatter/index_select require."""
+# ---- index bounds ----------------------------------------------------------------------
+# One rule for every op that reads or writes at data-dependent integer indices, eager or in a
+# program: NumPy raises on most out-of-range indices but wraps negative ones, and jax fills
+# out-of-range gathers with NaN and drops out-of-range scatters, so neither kernel may see an
+# unchecked index.  Eagerly the decomposition checks the values at once (`checked_index`);
+# while tracing it routes the index through an `index_check` node, which raises the same
+# error from the interpreter and from a jax program (a host check after the call).
+def bounds_error(what: str, bad: int, size: int, dim: int | None) -> IndexError:
+    """The error for index `bad` outside a dim of `size` (dim None: an nll_loss class target)."""
+    if dim is None:
+        return IndexError(f"{what}: Target {bad} is out of bounds for {size} classes")
+    return IndexError(f"{what}: index {bad} is out of bounds for dimension {dim} with size "
+                      f"{size}")
+
+
+def check_range(what: str, lo, hi, size: int, dim: int | None, negative: bool) -> None:
+    """Raise `bounds_error` unless the indices, of minimum `lo` and maximum `hi` (lo > hi: none),
+    all lie in [0, size), or in [-size, size) when `negative` ones count from the end."""
+    lo, hi = int(lo), int(hi)
+    if lo > hi:
+        return
+    if lo < (-size if negative else 0):
+        raise bounds_error(what, lo, size, dim)
+    if hi >= size:
+        raise bounds_error(what, hi, size, dim)
+
+
+def _live_range(xp, index, ignore):
+    """(min, max) of the entries of a non-empty `index` other than `ignore` (min > max when
+    every entry is `ignore`): two scalars, all a host check needs to read."""
+    if ignore is None:
+        return xp.min(index), xp.max(index)
+    live = index != ignore
+    info = np.iinfo(index.dtype)
+    return xp.min(xp.where(live, index, info.max)), xp.max(xp.where(live, index, info.min))
+
+
+def checked_index(ops, what: str, index, size: int, dim: int | None, negative: bool = False,
+                  ignore: int | None = None):
+    """`index`, its values checked against a dim of `size` for op `what` (see `check_range`;
+    entries equal to `ignore` are exempt): now when they are known (eager), else by an
+    `index_check` node in the traced program.  Raises IndexError (`bounds_error`)."""
     known = ops.known_value(index)
-    if known is not None and known.size and (known.min() < 0 or known.max() >= size):
-        bad = known.min() if known.min() < 0 else known.max()
-        raise located(ops, IndexError(f"{name}: index {bad} is out of bounds for dimension "
-                                      f"{dim} with size {size}"))
+    if known is None:
+        return ops.index_check(index, what, size, dim, negative, ignore)
+    if known.size:
+        try:
+            check_range(what, *_live_range(np, known, ignore), size, dim, negative)
+        except IndexError as e:
+            raise located(ops, e) from None
+    return index
+
+
+def check_bounds(ops, name: str, index, size: int, dim: int):
+    """`index` checked to lie in [0, size), as torch's gather/scatter/index_select require."""
+    return checked_index(ops, name, index, size, dim)
+
+
+def _index_check_infer(types, *, what, size, dim, negative, ignore):
+    if types[0].dtype.category != T.INT:
+        raise DTypeError(f"index_check ({what}): indices must be an integer tensor, got "
+                         f"{types[0]}")
+    return types[0]
+
+
+def _index_check_np(xp, index, *, what, size, dim, negative, ignore):
+    if index.size:
+        check_range(what, *_live_range(np, index, ignore), size, dim, negative)
+    return index
+
+
+def _index_check_jax(xp, index, *, what, size, dim, negative, ignore):
+    if index.size:
+        from tracegrad.backends.jax_backend import host_check
+        # the host reads two scalars (min, max) and raises the NumPy kernel's error
+        span = xp.stack(_live_range(xp, index, ignore))
+        host_check(lambda span: check_range(what, span[0], span[1], size, dim, negative), span)
+    return index
+
+
+# index_check(index) is `index`, after checking it against a dim of `size` for op `what`:
+# what a traced decomposition puts between a user's index and the kernel that uses it
+defop("index_check", "index", attrs=(("what", REQUIRED), ("size", REQUIRED), ("dim", 0),
+                                     ("negative", False), ("ignore", None)),
+      infer=_index_check_infer, kernel=_index_check_np, kernels={"jax": _index_check_jax},
+      vjp=NONDIFF, flags=INTERNAL, ref="torch's index bounds checks (IndexError)")
 
 
 def require_index(ops, name: str, index, what: str = "index") -> None:
@@ -124,7 +205,7 @@ def _vector_index(ops, name, x, dim, index):
                                       f"{ops.type_of(index)}"))
     d = norm_dim(name, dim, len(x.shape))
     size = x.shape[d] if x.shape else 1
-    check_bounds(ops, name, index, size, d)
+    index = check_bounds(ops, name, index, size, d)
     if not index.shape:
         index = ops.reshape(index, (1,))
     return d, index

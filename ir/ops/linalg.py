@@ -95,7 +95,8 @@ def _matmul(ops, a, b):
     return out
 
 
-defop("matmul", "input, other", decomp=_matmul, ref="torch.matmul", flags=COMPLEX)
+defop("matmul", "input, other", decomp=_matmul, ref="torch.matmul", flags=COMPLEX,
+      node_name="MmBackward0")
 
 
 # ---- helpers: errors in decompositions, and small matrices built from IR ops ----------------
@@ -249,11 +250,13 @@ def _vdot_decomp(ops, input, other):
 # dot does not conjugate (sum x * y, also for complex); vdot conjugates its first argument
 defop("mm", "input, mat2", decomp=_mm_decomp, ref="torch.mm", flags=COMPLEX)
 defop("bmm", "input, mat2", decomp=_bmm_decomp, ref="torch.bmm", flags=COMPLEX)
-defop("mv", "input, vec", decomp=_mv_decomp, ref="torch.mv", flags=COMPLEX)
+defop("mv", "input, vec", decomp=_mv_decomp, ref="torch.mv", flags=COMPLEX,
+      node_name="MvBackward0")
 defop("dot", "input, tensor", decomp=_dot_decomp, ref="torch.dot", flags=COMPLEX)
 defop("vdot", "input, other", decomp=_vdot_decomp, ref="torch.vdot (sum conj(x) * y)",
       flags=COMPLEX)
-defop("outer", "input, vec2", decomp=_outer_decomp, ref="torch.outer", flags=COMPLEX)
+defop("outer", "input, vec2", decomp=_outer_decomp, ref="torch.outer", flags=COMPLEX,
+      node_name="MulBackward0")
 
 
 # ---- tensordot --------------------------------------------------------------------------------
@@ -311,7 +314,8 @@ def _tensordot(ops, a, b, dims=2):
 
 
 defop("tensordot", "a, b", attrs=(("dims", 2),), decomp=_tensordot, ref="torch.tensordot",
-      flags=COMPLEX)
+      flags=COMPLEX,
+      node_name="ViewBackward0")
 
 
 # ---- einsum: labels -> diagonals, early sums, then pairwise batched matmuls ------------------
@@ -463,7 +467,8 @@ def _einsum(ops, *operands, equation):
 # gives that signature (this op is INTERNAL: a variadic registry op takes its list first).
 defop("einsum", "*operands", attrs=(("equation", REQUIRED),), decomp=_einsum,
       flags=INTERNAL | COMPLEX,
-      ref="torch.einsum (contracted left to right)")
+      ref="torch.einsum (contracted left to right)",
+      node_name="ViewBackward0")
 
 
 # ---- torch.linalg: type inference and kernels ----------------------------------------------
@@ -909,7 +914,7 @@ def _gauge_check_np(xp, x, got, want, *, what):
 
 def _gauge_check_jax(xp, x, got, want, *, what):
     from tracegrad.backends.jax_backend import host_check
-    # a host callback: a jitted program raises the same RuntimeError, after it ran
+    # a host check: a jitted program raises the same RuntimeError, after it ran
     host_check(lambda g, w: _check_phases(what, g, w), got, want)
     return x
 
@@ -1072,7 +1077,8 @@ def _matrix_norm(ops, A, ord="fro", dim=(-2, -1), keepdim=False):
 
 
 defop("linalg_matrix_norm", "A", attrs=(("ord", "fro"), ("dim", (-2, -1)), ("keepdim", False)),
-      decomp=_matrix_norm, flags=INTERNAL | COMPLEX, ref="torch.linalg.matrix_norm")
+      decomp=_matrix_norm, flags=INTERNAL | COMPLEX, ref="torch.linalg.matrix_norm",
+      node_name="LinalgVectorNormBackward0")
 
 
 def _norm(ops, A, ord=None, dim=None, keepdim=False):
@@ -1098,4 +1104,5 @@ def _norm(ops, A, ord=None, dim=None, keepdim=False):
 
 
 defop("linalg_norm", "A", attrs=(("ord", None), ("dim", None), ("keepdim", False)),
-      decomp=_norm, flags=INTERNAL | COMPLEX, ref="torch.linalg.norm")
+      decomp=_norm, flags=INTERNAL | COMPLEX, ref="torch.linalg.norm",
+      node_name="LinalgVectorNormBackward0")

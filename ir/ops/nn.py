@@ -16,6 +16,7 @@ from ..errors import DTypeError, ShapeError
 from ..registry import COMPLEX, INTERNAL, REQUIRED, defop
 from ._common import norm_dim, require_float
 from .conv import _fail, _ttype
+from .index import checked_index
 
 
 def _float_infer(name):
@@ -99,15 +100,9 @@ def _channels_view(x, c_dim: int, n: int):
 
 
 # ---- class-index losses -----------------------------------------------------------------------
-def _check_targets(ops, name: str, target, classes: int, ignore_index: int) -> None:
-    known = ops.known_value(target)
-    if known is None or not known.size:
-        return
-    live = known[known != ignore_index]
-    if live.size and (live.min() < 0 or live.max() >= classes):
-        bad = live.min() if live.min() < 0 else live.max()
-        raise _fail(ops, IndexError(f"{name}: Target {bad} is out of bounds for {classes} "
-                                    "classes"))
+def _check_targets(ops, name: str, target, classes: int, ignore_index: int):
+    """`target` checked to hold class indices in [0, classes) or `ignore_index`."""
+    return checked_index(ops, name, target, classes, None, ignore=ignore_index)
 
 
 def _check_index_shapes(ops, name: str, input, target) -> None:
@@ -149,7 +144,7 @@ def _nll(ops, name, logp, target, weight, ignore_index, reduction, label_smoothi
     if weight is not None and tuple(weight.shape) != (c,):
         raise _fail(ops, ShapeError(f"{name}: weight tensor should be defined either for all "
                                     f"{c} classes or no classes, got {_ttype(weight)}"))
-    _check_targets(ops, name, target, c, ignore_index)
+    target = _check_targets(ops, name, target, c, ignore_index)
     valid = ops.ne(target, ignore_index)
     safe = ops.where(valid, target, 0)
     w = ops.convert(valid, logp.dtype)
@@ -220,7 +215,8 @@ def _cross_entropy(ops, input, target, weight=None, size_average=None, ignore_in
 defop("cross_entropy", "input, target",
       attrs=(("weight", None), ("size_average", None), ("ignore_index", -100), ("reduce", None),
              ("reduction", "mean"), ("label_smoothing", 0.0)),
-      decomp=_cross_entropy, ref="torch.nn.functional.cross_entropy")
+      decomp=_cross_entropy, ref="torch.nn.functional.cross_entropy",
+      node_name="NllLossBackward0")
 
 
 def _nll_loss(ops, input, target, weight=None, size_average=None, ignore_index=-100,
@@ -237,7 +233,8 @@ def _nll_loss(ops, input, target, weight=None, size_average=None, ignore_index=-
 defop("nll_loss", "input, target",
       attrs=(("weight", None), ("size_average", None), ("ignore_index", -100), ("reduce", None),
              ("reduction", "mean")),
-      decomp=_nll_loss, ref="torch.nn.functional.nll_loss")
+      decomp=_nll_loss, ref="torch.nn.functional.nll_loss",
+      node_name="NllLossBackward0")
 
 
 # ---- pointwise regression losses ---------------------------------------------------------------
@@ -310,7 +307,8 @@ defop("mse_loss", "input, target", attrs=_LEGACY + (("weight", None),), decomp=_
       ref="torch.nn.functional.mse_loss")
 # complex: the mean of |input - target| (real, unless the weight is complex), as torch
 defop("l1_loss", "input, target", attrs=_LEGACY + (("weight", None),), decomp=_l1_loss,
-      ref="torch.nn.functional.l1_loss", flags=COMPLEX)
+      ref="torch.nn.functional.l1_loss", flags=COMPLEX,
+      node_name="MeanBackward0")
 defop("smooth_l1_loss", "input, target", attrs=_LEGACY + (("beta", 1.0),),
       decomp=_smooth_l1_loss, ref="torch.nn.functional.smooth_l1_loss")
 defop("huber_loss", "input, target",
@@ -429,7 +427,8 @@ def _cosine_similarity(ops, x1, x2, dim=1, eps=1e-8):
 
 
 defop("cosine_similarity", "x1, x2", attrs=(("dim", 1), ("eps", 1e-8)),
-      decomp=_cosine_similarity, ref="torch.nn.functional.cosine_similarity")
+      decomp=_cosine_similarity, ref="torch.nn.functional.cosine_similarity",
+      node_name="SumBackward1")
 
 
 def _normalize(ops, input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -454,7 +453,8 @@ def _normalize(ops, input, p=2.0, dim=1, eps=1e-12, out=None):
 
 # complex: divided by the (real) norm of |input|
 defop("normalize", "input", attrs=(("p", 2.0), ("dim", 1), ("eps", 1e-12), ("out", None)),
-      decomp=_normalize, ref="torch.nn.functional.normalize", flags=COMPLEX)
+      decomp=_normalize, ref="torch.nn.functional.normalize", flags=COMPLEX,
+      node_name="DivBackward0")
 
 
 def _upcast(ops, x):
@@ -505,7 +505,8 @@ def _layer_norm(ops, input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 defop("layer_norm", "input", attrs=(("normalized_shape", REQUIRED), ("weight", None),
                                     ("bias", None), ("eps", 1e-5)),
-      decomp=_layer_norm, ref="torch.nn.functional.layer_norm")
+      decomp=_layer_norm, ref="torch.nn.functional.layer_norm",
+      node_name="NativeLayerNormBackward0")
 
 
 def _rms_norm(ops, input, normalized_shape, weight=None, eps=None):
@@ -521,7 +522,8 @@ def _rms_norm(ops, input, normalized_shape, weight=None, eps=None):
 
 defop("rms_norm", "input", attrs=(("normalized_shape", REQUIRED), ("weight", None),
                                   ("eps", None)),
-      decomp=_rms_norm, ref="torch.nn.functional.rms_norm")
+      decomp=_rms_norm, ref="torch.nn.functional.rms_norm",
+      node_name="MulBackward0")
 
 
 def _group_norm(ops, input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -547,7 +549,8 @@ def _group_norm(ops, input, num_groups, weight=None, bias=None, eps=1e-5):
 
 defop("group_norm", "input", attrs=(("num_groups", REQUIRED), ("weight", None), ("bias", None),
                                     ("eps", 1e-5)),
-      decomp=_group_norm, ref="torch.nn.functional.group_norm")
+      decomp=_group_norm, ref="torch.nn.functional.group_norm",
+      node_name="NativeGroupNormBackward0")
 
 
 def _batch_norm(ops, input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -591,7 +594,8 @@ def _batch_norm(ops, input, running_mean=None, running_var=None, weight=None, bi
 defop("batch_norm", "input",
       attrs=(("running_mean", None), ("running_var", None), ("weight", None), ("bias", None),
              ("training", False), ("momentum", 0.1), ("eps", 1e-5)),
-      decomp=_batch_norm, flags=INTERNAL, ref="torch.nn.functional.batch_norm")
+      decomp=_batch_norm, flags=INTERNAL, ref="torch.nn.functional.batch_norm",
+      node_name="NativeBatchNormBackward0")
 
 
 # ---- linear, embedding, one_hot, attention -----------------------------------------------------
@@ -611,7 +615,8 @@ def _linear(ops, input, weight, bias=None):
 
 
 defop("linear", "input, weight", attrs=(("bias", None),), decomp=_linear,
-      ref="torch.nn.functional.linear", flags=COMPLEX)
+      ref="torch.nn.functional.linear", flags=COMPLEX,
+      node_name="AddmmBackward0")
 
 
 def _embedding_infer(types, *, padding_idx):
@@ -725,4 +730,5 @@ defop("scaled_dot_product_attention", "query, key, value",
       attrs=(("attn_mask", None), ("dropout_p", 0.0), ("is_causal", False), ("scale", None),
              ("enable_gqa", False)),
       decomp=_scaled_dot_product_attention,
-      ref="torch.nn.functional.scaled_dot_product_attention (the math backend)")
+      ref="torch.nn.functional.scaled_dot_product_attention (the math backend)",
+      node_name="UnsafeViewBackward0")

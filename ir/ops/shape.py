@@ -141,7 +141,8 @@ defop("squeeze", "input", attrs=(("dim", None),), decomp=_squeeze, ref="torch.sq
 defop("unsqueeze", "input", attrs=(("dim", 0),), decomp=_unsqueeze, ref="torch.unsqueeze",
       flags=COMPLEX)
 defop("flatten", "input", attrs=(("start_dim", 0), ("end_dim", -1)), decomp=_flatten,
-      ref="torch.flatten", flags=COMPLEX)
+      ref="torch.flatten", flags=COMPLEX,
+      node_name="ViewBackward0")
 
 
 # ---- cat -----------------------------------------------------------------
@@ -356,16 +357,20 @@ def _t(ops, x):
 
 
 defop("narrow", "input", attrs=(("dim", REQUIRED), ("start", REQUIRED), ("length", REQUIRED)),
-      decomp=_narrow, ref="torch.narrow", flags=COMPLEX)
+      decomp=_narrow, ref="torch.narrow", flags=COMPLEX,
+      node_name="SliceBackward0")
 defop("split", "tensor", attrs=(("split_size_or_sections", REQUIRED), ("dim", 0)),
       decomp=_split, ref="torch.split", flags=COMPLEX)
 defop("chunk", "input", attrs=(("chunks", REQUIRED), ("dim", 0)), decomp=_chunk,
-      ref="torch.chunk", flags=COMPLEX)
+      ref="torch.chunk", flags=COMPLEX,
+      node_name="SplitBackward0")
 defop("unbind", "input", attrs=(("dim", 0),), decomp=_unbind, ref="torch.unbind", flags=COMPLEX)
 defop("movedim", "input", attrs=(("source", REQUIRED), ("destination", REQUIRED)),
-      decomp=_movedim, ref="torch.movedim", flags=COMPLEX)
+      decomp=_movedim, ref="torch.movedim", flags=COMPLEX,
+      node_name="PermuteBackward0")
 defop("unflatten", "input", attrs=(("dim", REQUIRED), ("sizes", REQUIRED)), decomp=_unflatten,
-      ref="torch.unflatten", flags=COMPLEX)
+      ref="torch.unflatten", flags=COMPLEX,
+      node_name="ViewBackward0")
 defop("t", "input", decomp=_t, ref="torch.t", flags=COMPLEX)
 
 
@@ -465,7 +470,8 @@ def _tile(ops, x, dims):
     return ops.repeat(x, (1,) * (len(x.shape) - len(dims)) + dims)
 
 
-defop("tile", "input", attrs=(("dims", REQUIRED),), decomp=_tile, ref="torch.tile", flags=COMPLEX)
+defop("tile", "input", attrs=(("dims", REQUIRED),), decomp=_tile, ref="torch.tile", flags=COMPLEX,
+      node_name="RepeatBackward0")
 
 
 # ---- triangles and diagonals -----------------------------------------------------------------
@@ -567,7 +573,8 @@ def _diag(ops, x, diagonal=0):
 
 defop("diag_embed", "input", attrs=(("offset", 0), ("dim1", -2), ("dim2", -1)),
       decomp=_diag_embed, ref="torch.diag_embed", flags=COMPLEX)
-defop("diag", "input", attrs=(("diagonal", 0),), decomp=_diag, ref="torch.diag", flags=COMPLEX)
+defop("diag", "input", attrs=(("diagonal", 0),), decomp=_diag, ref="torch.diag", flags=COMPLEX,
+      node_name="DiagEmbedBackward0")
 
 
 # ---- pad -----------------------------------------------------------------------------------
@@ -654,7 +661,8 @@ def _pad(ops, x, pad, mode="constant", value=None):
 
 
 defop("pad", "input", attrs=(("pad", REQUIRED), ("mode", "constant"), ("value", None)),
-      decomp=_pad, ref="torch.nn.functional.pad (constant, reflect, replicate)", flags=COMPLEX)
+      decomp=_pad, ref="torch.nn.functional.pad (constant, reflect, replicate)", flags=COMPLEX,
+      node_name="ConstantPadNdBackward0")
 
 
 # ---- creation --------------------------------------------------------------

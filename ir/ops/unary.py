@@ -174,7 +174,8 @@ def _square(ops, x):
     return ops.mul(x, x)
 
 
-defop("square", "input", decomp=_square, ref="torch.square", flags=COMPLEX)
+defop("square", "input", decomp=_square, ref="torch.square", flags=COMPLEX,
+      node_name="PowBackward0")
 
 
 # ---- rounding: gradient 0 everywhere; integer tensors come back unchanged -----------------------
@@ -337,7 +338,8 @@ _unary("hardtanh", _hardtanh_kernel, infer=_no_bool("hardtanh"), flags=EW,
        ref="torch.nn.functional.hardtanh")
 
 defop("relu6", "input", ref="torch.nn.functional.relu6 (hardtanh(x, 0, 6))",
-      decomp=lambda ops, x: ops.hardtanh(check_operand(ops, "relu6", x), 0.0, 6.0))
+      decomp=lambda ops, x: ops.hardtanh(check_operand(ops, "relu6", x), 0.0, 6.0),
+      node_name="HardtanhBackward0")
 
 
 def _silu(ops, x):

@@ -577,3 +577,78 @@ def test_module_to_parses_like_tensor_to():
         m.to(device="cuda:1")
     with pytest.raises(TypeError, match="floating point"):
         m.to(tg.int64)
+
+
+# ---- nn.utils gradient clipping, Module.cpu/cuda, tg.utils.checkpoint as a module ----------------
+
+def _clip_params():
+    w1 = nn.Parameter(tg.tensor([[1.0, -2.0], [3.0, 0.5]]))
+    w2 = nn.Parameter(tg.tensor([4.0, -1.0, 2.0]))
+    w3 = nn.Parameter(tg.tensor([1.0]))       # no gradient: skipped
+    g1, g2 = np.array([[0.3, -1.2], [2.0, 0.1]], np.float32), np.array([-3.0, 0.4, 1.5], np.float32)
+    w1.grad, w2.grad = tg.tensor(g1), tg.tensor(g2)
+    return (w1, w2, w3), (g1, g2)
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, math.inf, 3.0, "inf"])
+def test_clip_grad_norm_scales_all_gradients_by_the_total_norm(norm_type):
+    (w1, w2, w3), (g1, g2) = _clip_params()
+    flat = np.concatenate([g1.ravel(), g2])
+    p = float(norm_type)
+    total = np.abs(flat).max() if p == math.inf else (np.abs(flat) ** p).sum() ** (1 / p)
+    n = nn.utils.clip_grad_norm_(iter([w1, w2, w3]), 1.0, norm_type=norm_type)   # read once
+    assert n.shape == () and n.dtype is tg.float32
+    np.testing.assert_allclose(n.item(), total, rtol=1e-6)   # torch 2.13: 4.1170 for p=2
+    coef = min(1.0 / (total + 1e-6), 1.0)
+    np.testing.assert_allclose(w1.grad.numpy(), g1 * coef, rtol=1e-6)
+    np.testing.assert_allclose(w2.grad.numpy(), g2 * coef, rtol=1e-6)
+    assert w3.grad is None
+
+
+def test_clip_grad_norm_edge_cases():
+    (w1, w2, w3), (g1, _) = _clip_params()
+    n = nn.utils.clip_grad_norm_([w1, w2], 100.0)        # under max_norm: unchanged
+    np.testing.assert_allclose(n.item(), 4.1170, atol=1e-4)
+    np.testing.assert_array_equal(w1.grad.numpy(), g1)
+    z = nn.utils.clip_grad_norm_(w3, 1.0)                # a single tensor without grad
+    assert z.item() == 0.0 and z.dtype is tg.float32
+    w2.grad = tg.tensor([math.inf, 1.0, 1.0])
+    with pytest.raises(RuntimeError, match="non-finite|inf"):
+        nn.utils.clip_grad_norm_([w1, w2], 1.0, error_if_nonfinite=True)
+    assert math.isinf(nn.utils.clip_grad_norm_([w1, w2], 1.0).item())   # torch scales anyway
+    w = nn.Parameter(tg.tensor([1.0, 2.0], dtype=tg.float64))
+    w.grad = tg.tensor([3.0, 4.0], dtype=tg.float64)
+    v = nn.Parameter(tg.tensor([1.0]))
+    v.grad = tg.tensor([12.0])
+    n = nn.utils.clip_grad_norm_([w, v], 1.0)          # norms promoted: float64, as torch
+    assert n.dtype is tg.float64 and n.item() == 13.0
+    np.testing.assert_allclose(w.grad.numpy(), [3 / 13, 4 / 13], rtol=1e-6)
+    assert nn.utils.get_total_norm([tg.tensor([3.0]), tg.tensor([4.0])]).item() == 5.0
+
+
+def test_clip_grad_value_clamps_in_place():
+    (w1, _, w3), (g1, _) = _clip_params()
+    grad = w1.grad
+    assert nn.utils.clip_grad_value_([w1, w3], 0.5) is None
+    assert w1.grad is grad                                # in place, as torch
+    np.testing.assert_array_equal(grad.numpy(), np.clip(g1, -0.5, 0.5))
+
+
+def test_module_cpu_and_cuda():
+    m = nn.Linear(2, 2)
+    assert m.cpu() is m and m.to(tg.device("cpu")) is m and m.to("cpu", tg.float64) is m
+    assert m.weight.dtype is tg.float64
+    with pytest.raises(NotImplementedError, match="cuda"):
+        m.cuda()
+
+
+def test_utils_checkpoint_is_the_module_as_in_torch():
+    import tracegrad.utils.checkpoint as ckpt_module
+    from tracegrad.utils.checkpoint import checkpoint
+    assert tg.utils.checkpoint is ckpt_module and ckpt_module.checkpoint is checkpoint
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    for call in (ckpt_module.checkpoint, tg.utils.checkpoint):   # the module stays callable
+        x.grad = None
+        call(lambda a: (a * a).sin(), x).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), 2 * np.array([1.0, 2.0]) *
+                                   np.cos(np.array([1.0, 4.0])), rtol=1e-6)

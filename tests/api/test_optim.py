@@ -411,3 +411,108 @@ def test_custom_step_override_still_marks_step_called():
     w.grad = tg.tensor([1.0])
     opt.step()
     assert opt._opt_called and w.detach().item() == pytest.approx(0.9)
+
+
+# ---- adversarial: complex and real parameters together, 0-d, compiled, reloaded -------------
+_MA = np.array([[1.0 - 0.5j, -2.0 + 0.3j, 0.5 + 1.0j], [0.3 + 0.2j, 0.8 - 1.1j, -1.5 + 0.4j]])
+_MB = np.array([0.7 + 0.2j, -1.1 - 0.6j])
+
+
+def _mixed_problem():
+    """A complex64 z and a float32 w in one loss (w scales z[:2])."""
+    z = tg.tensor(np.array([0.5 + 0.25j, -1.0 + 0.75j, 2.0 - 0.5j]), dtype=tg.complex64,
+                  requires_grad=True)
+    w = tg.tensor([0.3, -0.2], requires_grad=True)
+    a, b = tg.tensor(_MA, dtype=tg.complex64), tg.tensor(_MB, dtype=tg.complex64)
+
+    def loss():
+        return ((a @ z - b).abs() ** 2).sum() + ((w * z[:2]).abs() ** 2).sum() + (w ** 2).sum()
+    return z, w, loss
+
+
+# torch 2.13: z and w after 3 steps of _mixed_problem with one optimizer over [z, w]
+TORCH_MIXED = [
+    (tg.optim.Adam, dict(lr=0.1, weight_decay=0.1),
+     [0.20359966 - 0.04858924j, -0.70223004 + 0.46667188j, 1.70100367 - 0.20241189j],
+     [0.01685004, 0.06363319]),
+    (tg.optim.AdamW, dict(lr=0.1, amsgrad=True, maximize=True),
+     [0.79858589 + 0.54944015j, -1.29719377 + 1.04609895j, 2.29413795 - 0.79868948j],
+     [0.59606725, -0.49394903]),
+    (tg.optim.RMSprop, dict(lr=0.05, centered=True, momentum=0.9),
+     [-0.75082725 - 1.38239408j, 0.5218997 - 0.09773116j, 0.21801929 + 1.01406765j],
+     [-0.15337655, 0.28670996]),
+    (tg.optim.Adagrad, dict(lr=0.1, initial_accumulator_value=0.2, lr_decay=0.1),
+     [0.30106205 + 0.04518593j, -0.79721737 + 0.57353204j, 1.79335749 - 0.29760635j],
+     [0.14015886, -0.05234407]),
+]
+
+
+@pytest.mark.parametrize("cls,kw,want_z,want_w", TORCH_MIXED,
+                         ids=[c.__name__ for c, *_ in TORCH_MIXED])
+def test_complex_and_real_parameters_in_one_group_match_torch(cls, kw, want_z, want_w):
+    z, w, loss = _mixed_problem()
+    opt = cls([z, w], **kw)
+    for _ in range(3):
+        opt.zero_grad()
+        loss().backward()
+        opt.step()
+    np.testing.assert_allclose(z.detach().numpy(), want_z, rtol=2e-6, atol=2e-6)
+    np.testing.assert_allclose(w.detach().numpy(), want_w, rtol=2e-6, atol=2e-6)
+    assert z.dtype is tg.complex64 and w.dtype is tg.float32
+    assert all(v.dtype is tg.complex64 for k, v in opt.state[z].items() if k != "step")
+    assert all(v.dtype is tg.float32 for v in opt.state[w].values())
+
+
+def test_zero_dim_complex_parameter_matches_torch():
+    # torch 2.13: z = 1.2993766+1.7003815j, exp_avg_sq = 0.04335597+0.10089669j
+    z = tg.tensor(1 + 2j, requires_grad=True)
+    opt = tg.optim.Adam([z], lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        ((z - (3 - 1j)).abs() ** 2).backward()
+        opt.step()
+    assert z.shape == () and opt.state[z]["exp_avg_sq"].shape == ()
+    np.testing.assert_allclose(z.detach().numpy(), 1.2993766069 + 1.7003815175j, rtol=1e-6)
+    np.testing.assert_allclose(opt.state[z]["exp_avg_sq"].numpy(),
+                               0.0433559716 + 0.1008966938j, rtol=1e-6)
+
+
+@pytest.mark.parametrize("cls,kw", [(tg.optim.RMSprop, dict(lr=0.05, centered=True,
+                                                              momentum=0.9, weight_decay=0.1)),
+                                    (tg.optim.Adagrad, dict(lr=0.1, lr_decay=0.1,
+                                                            initial_accumulator_value=0.2))],
+                         ids=["RMSprop", "Adagrad"])
+def test_compiled_complex_step_equals_eager_and_resumes_from_state_dict(cls, kw):
+    runs = []
+    for compiled in (False, True):
+        z, w, loss = _mixed_problem()
+        opt = cls([z, w], **kw)
+
+        def step():
+            opt.zero_grad()
+            loss().backward()
+            opt.step()
+
+        fn = tg.compile(step) if compiled else step
+        for _ in range(2):
+            fn()
+        saved = {"state": {k: {n: tg.tensor(v.numpy().copy()) for n, v in s.items()}
+                           for k, s in opt.state_dict()["state"].items()},
+                 "param_groups": [dict(g) for g in opt.state_dict()["param_groups"]]}
+        mid = z.detach().numpy().copy(), w.detach().numpy().copy()
+        for _ in range(2):
+            fn()
+        runs.append((z.detach().numpy().copy(), w.detach().numpy().copy()))
+        if compiled:   # back to step 2 (state and parameters), then the same 2 steps again
+            opt.load_state_dict(saved)
+            with tg.no_grad():
+                z.copy_(tg.tensor(mid[0]))
+                w.copy_(tg.tensor(mid[1]))
+            for _ in range(2):
+                fn()
+            np.testing.assert_array_equal(z.detach().numpy(), runs[-1][0])
+            np.testing.assert_array_equal(w.detach().numpy(), runs[-1][1])
+            assert fn.traces == 2        # loading wrote into the lifted state tensors
+    (ez, ew), (cz, cw) = runs
+    np.testing.assert_allclose(cz, ez, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(cw, ew, rtol=1e-5, atol=1e-6)

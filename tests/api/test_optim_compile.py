@@ -213,3 +213,34 @@ def test_compiled_adam_on_a_complex_parameter_equals_eager():
     for k in eager_state:
         np.testing.assert_allclose(comp_state[k], eager_state[k], rtol=1e-12)
     assert fn.traces == 2      # the first call, then with the state the first step created
+
+
+@pytest.mark.parametrize("norm_type", [2.0, float("inf")])
+def test_clip_grad_norm_inside_a_compiled_step_equals_eager(norm_type):
+    def train(compiled, max_norm=0.5):
+        tg.manual_seed(0)
+        model = nn.Linear(4, 3)
+        opt = tg.optim.SGD(model.parameters(), lr=0.5)
+        x, y = tg.tensor(X), tg.tensor(Y)
+
+        def step(x, y):
+            (F.cross_entropy(model(x), y) * 10).backward()
+            norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm, norm_type=norm_type)
+            opt.step()
+            return norm
+
+        fn = tg.compile(step) if compiled else step
+        norms = []
+        for _ in range(3):
+            opt.zero_grad()
+            norms.append(fn(x, y).item())
+        return [p.detach().numpy().copy() for p in model.parameters()], norms, fn
+
+    eager, eager_norms, _ = train(False)
+    comp, comp_norms, fn = train(True)
+    assert fn.traces == 1 and min(eager_norms) > 0.5          # every step clipped
+    np.testing.assert_allclose(comp_norms, eager_norms, rtol=1e-5)
+    for a, b in zip(comp, eager):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    unclipped, _, _ = train(False, max_norm=1e9)
+    assert not np.allclose(unclipped[0], eager[0])

@@ -457,3 +457,252 @@ def test_mH_and_adjoint_are_the_conjugate_transpose():
     np.testing.assert_allclose(z.grad.numpy(), np.full(a.shape, 2 - 3j))
     x = tg.tensor(a.real)
     np.testing.assert_array_equal(x.mH.numpy(), x.mT.numpy())
+
+
+def test_composite_ops_carry_torch_backward_names():
+    """A composite's last tape node takes its torch name (torch 2.13's, as printed there)."""
+    import tracegrad.nn.functional as F
+    rng = np.random.default_rng(0)
+    x = tg.tensor(rng.standard_normal((4, 6)), dtype=tg.float32, requires_grad=True)
+    y = tg.tensor(rng.standard_normal((4, 6)), dtype=tg.float32)
+    img = tg.randn(2, 3, 8, 8, requires_grad=True)
+    cases = [
+        ("MeanBackward0", x.mean()), ("MseLossBackward0", F.mse_loss(x, y)),
+        ("NllLossBackward0", F.cross_entropy(x, tg.tensor([1, 2, 0, 3]))),
+        ("ConvolutionBackward0", F.conv2d(img, tg.randn(4, 3, 3, 3))),
+        ("NativeLayerNormBackward0", F.layer_norm(x, (6,))),
+        ("AddmmBackward0", F.linear(x, tg.randn(5, 6), tg.randn(5))),
+        ("ClampBackward1", x.clamp(-0.5, 0.5)), ("PowBackward0", x.square()),
+        ("SiluBackward0", F.silu(x)), ("MaxPool2DWithIndicesBackward0", F.max_pool2d(img, 2)),
+        ("VarMeanBackward0", tg.var_mean(x)[0]), ("MeanBackward0", F.l1_loss(x, y)),
+    ]
+    for name, out in cases:
+        assert out.grad_fn.name() == name
+    m = x.mean()   # the primitives stay walkable: mean = div(sum(x), n)
+    assert m.grad_fn.next_functions[0][0].name() == "SumBackward0"
+    m.backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full((4, 6), 1 / 24), rtol=1e-6)
+
+
+# ---- torch idioms of ported scripts: devices, creation, whole-tensor comparisons, // and % ------
+
+def test_device_objects_follow_torch():
+    d = tg.device("cpu")
+    assert (d.type, d.index, str(d), repr(d)) == ("cpu", None, "cpu", "device(type='cpu')")
+    d0 = tg.device("cpu:0")
+    assert (d0.index, str(d0), repr(d0)) == (0, "cpu:0", "device(type='cpu', index=0)")
+    assert tg.device("cpu", 0) == d0 and d != d0 and d != "cpu"      # torch: never equal a str
+    assert hash(tg.device(d)) == hash(d) and tg.device(d) == d
+    assert repr(tg.device("cuda", 1)) == "device(type='cuda', index=1)"   # parses, as in torch
+    for bad in ("foo", "CPU", "cpu:x", "cuda:-1", " cpu"):
+        with pytest.raises(RuntimeError):
+            tg.device(bad)
+    with pytest.raises(TypeError, match="index"):
+        tg.device("cpu", "0")
+
+
+def test_tensor_lives_on_the_cpu():
+    t = tg.tensor([1.0, 2.0])
+    assert t.device == tg.device("cpu") and not t.is_cuda and t.is_cpu and t.get_device() == -1
+    assert t.cpu() is t and t.contiguous() is t and t.is_contiguous()
+    assert t.to("cpu") is t and t.to(tg.device("cpu")) is t and t.to(device="cpu:0") is t
+    assert t.to(tg.device("cpu"), tg.float64).dtype is tg.float64
+    with pytest.raises(NotImplementedError, match="Tensor.cuda"):
+        t.cuda()
+    with pytest.raises(NotImplementedError, match="to: device 'cuda:1'"):
+        t.to(tg.device("cuda", 1))
+    assert tg.cuda.is_available() is False and tg.cuda.device_count() == 0
+    tg.cuda.manual_seed_all(0)   # a no-op without CUDA, as torch's
+
+
+CREATORS = {   # name -> call with a device keyword
+    "tensor": lambda dev: tg.tensor([1.0], device=dev),
+    "as_tensor": lambda dev: tg.as_tensor([1.0], device=dev),
+    "zeros": lambda dev: tg.zeros(2, device=dev), "ones": lambda dev: tg.ones(2, device=dev),
+    "full": lambda dev: tg.full((2,), 3.0, device=dev),
+    "empty": lambda dev: tg.empty(2, device=dev), "eye": lambda dev: tg.eye(2, device=dev),
+    "arange": lambda dev: tg.arange(3, device=dev),
+    "linspace": lambda dev: tg.linspace(0, 1, 3, device=dev),
+    "randn": lambda dev: tg.randn(2, device=dev), "rand": lambda dev: tg.rand(2, device=dev),
+    "randint": lambda dev: tg.randint(0, 3, (2,), device=dev),
+    "randperm": lambda dev: tg.randperm(3, device=dev),
+    "zeros_like": lambda dev: tg.zeros_like(tg.ones(2), device=dev),
+    "ones_like": lambda dev: tg.ones_like(tg.ones(2), device=dev),
+    "full_like": lambda dev: tg.full_like(tg.ones(2), 5, device=dev),
+    "empty_like": lambda dev: tg.empty_like(tg.ones(2), device=dev),
+    "rand_like": lambda dev: tg.rand_like(tg.ones(2), device=dev),
+    "randn_like": lambda dev: tg.randn_like(tg.ones(2), device=dev),
+    "randint_like": lambda dev: tg.randint_like(tg.ones(2), 4, device=dev),
+    "new_zeros": lambda dev: tg.ones(2).new_zeros(2, device=dev),
+    "new_tensor": lambda dev: tg.ones(2).new_tensor([1], device=dev),
+}
+
+
+def test_device_keyword_on_every_creation_function():
+    for name, make in CREATORS.items():
+        for dev in (None, "cpu", "cpu:0", tg.device("cpu")):
+            assert make(dev).device == tg.device("cpu")
+        with pytest.raises(NotImplementedError, match=f"{name}: device 'cuda'"):
+            make("cuda")
+        with pytest.raises(NotImplementedError, match="mps"):
+            make(tg.device("mps"))
+    with pytest.raises(RuntimeError, match="zeros: Expected one of"):
+        tg.zeros(2, device="gpu")
+    with pytest.raises(TypeError, match="zeros: device"):
+        tg.zeros(2, device=[0])
+
+
+def test_empty_eye_linspace():
+    e = tg.empty(2, 3, dtype=tg.float64)
+    assert e.shape == (2, 3) and e.dtype is tg.float64 and e.tolist() == [[0.0] * 3] * 2
+    assert tg.empty((4,), requires_grad=True).requires_grad
+    np.testing.assert_array_equal(tg.eye(3).numpy(), np.eye(3, dtype=np.float32))
+    i = tg.eye(2, 3, dtype=tg.int64, requires_grad=False)
+    assert i.dtype is tg.int64 and i.tolist() == np.eye(2, 3, dtype=np.int64).tolist()
+    assert tg.eye(0).shape == (0, 0) and tg.eye(2, requires_grad=True).is_leaf
+    with pytest.raises(RuntimeError, match="eye: n must be greater or equal to 0, got -1"):
+        tg.eye(-1)
+    # torch's CPU kernel in float32: up from start for the first half, down from end after
+    start, end, n = np.float32(0.1), np.float32(0.7), 13
+    step = (end - start) / np.float32(n - 1)
+    i = np.arange(n, dtype=np.float32)
+    ref = np.where(i < n // 2, start + step * i, end - step * (np.float32(n - 1) - i))
+    got = tg.linspace(0.1, 0.7, n)
+    assert got.dtype is tg.float32 and got.shape == (13,)
+    np.testing.assert_array_equal(got.numpy(), ref)
+    assert got[2].item() == 0.19999998807907104     # torch 2.13's value, not 0.2f
+    np.testing.assert_allclose(tg.linspace(-3, 7.3, 7, dtype=tg.float64).numpy(),
+                               np.linspace(-3, 7.3, 7), rtol=1e-15)
+    assert tg.linspace(0, 10, 4, dtype=tg.int64).tolist() == [0, 3, 6, 10]   # as torch
+    assert tg.linspace(2, 3, 1).tolist() == [2.0] and tg.linspace(2, 3, 0).shape == (0,)
+    with pytest.raises(RuntimeError, match="non-negative"):
+        tg.linspace(0, 1, -1)
+    with pytest.raises(NotImplementedError, match="linspace: complex"):
+        tg.linspace(0, 1, 3, dtype=tg.complex64)
+
+
+def test_randperm_is_a_seeded_permutation():
+    tg.manual_seed(7)
+    p = tg.randperm(50)
+    assert p.dtype is tg.int64 and sorted(p.tolist()) == list(range(50))
+    assert p.tolist() != list(range(50))
+    tg.manual_seed(7)
+    assert tg.randperm(50).tolist() == p.tolist()
+    assert tg.randperm(50).tolist() != p.tolist()            # the stream moves on
+    assert tg.randperm(4, dtype=tg.int32).dtype is tg.int32 and tg.randperm(0).shape == (0,)
+    # every position is uniform: each of 4 values lands first about 1/4 of the time
+    firsts = np.bincount([tg.randperm(4)[0].item() for _ in range(400)], minlength=4)
+    assert firsts.min() > 60
+    with pytest.raises(RuntimeError, match="randperm: n must be non-negative"):
+        tg.randperm(-1)
+
+
+def test_like_and_new_creation_keep_dtype():
+    x = tg.tensor([1.0, 2.0], dtype=tg.float64)
+    assert x.new_zeros(2, 3).dtype is tg.float64 and x.new_zeros(2, 3).shape == (2, 3)
+    assert x.new_ones((2,)).tolist() == [1.0, 1.0] and x.new_full((2,), 7).tolist() == [7.0] * 2
+    assert x.new_empty(3).shape == (3,) and x.new_zeros(2, dtype=tg.int32).dtype is tg.int32
+    assert x.new_tensor([1, 2]).dtype is tg.float64                     # self's dtype, as torch
+    assert tg.tensor([1, 2]).new_tensor([1.7, -2.7]).tolist() == [1, -2]  # truncated
+    assert tg.tensor([1, 2]).new_full((2,), 2.5).tolist() == [2, 2]
+    assert x.new_tensor([3.0], requires_grad=True).requires_grad
+    f = tg.full_like(tg.ones(2, 2, dtype=tg.int32), 4)
+    assert f.dtype is tg.int32 and f.tolist() == [[4, 4], [4, 4]]
+    assert tg.zeros_like(x, requires_grad=True).requires_grad
+    r = tg.randint_like(tg.zeros(200), 3, 5)
+    assert r.dtype is tg.float32 and set(r.tolist()) == {3.0, 4.0}
+
+
+def test_is_tensor_equal_allclose_isclose():
+    x = tg.tensor([1.0, 2.0])
+    assert tg.is_tensor(x) and tg.is_tensor(tg.nn.Parameter(x)) and not tg.is_tensor([1.0])
+    nan = tg.tensor([1.0, float("nan")])
+    # values from torch 2.13
+    assert not tg.equal(nan, nan) and tg.equal(tg.tensor([1, 2]), tg.tensor([1, 2]))
+    assert tg.equal(tg.tensor([1, 2]), tg.tensor([1.0, 2.0]))       # compared after promotion
+    assert not tg.equal(tg.tensor([1.0]), tg.tensor([1.0, 1.0]))      # shapes differ: no broadcast
+    assert not tg.equal(tg.tensor([[1.0]]), tg.tensor([1.0])) and x.equal(x)
+    assert not tg.allclose(nan, nan) and tg.allclose(nan, nan, equal_nan=True)
+    assert not tg.allclose(tg.tensor([1.0, 2.0]), tg.tensor([1.0]))   # broadcasts, then differs
+    assert tg.allclose(tg.tensor([1e-8]), tg.tensor([1e-9])) and x.allclose(x + 1e-6)
+    assert not tg.allclose(tg.tensor([1e10]), tg.tensor([1.00001e10]))   # float32 rounding
+    assert tg.allclose(tg.tensor([1, 2]), tg.tensor([1, 3]), atol=1)
+    inf = float("inf")
+    got = tg.isclose(tg.tensor([inf, -inf, inf, 1.0]), tg.tensor([inf, -inf, -inf, inf]))
+    assert got.dtype is tg.bool and got.tolist() == [True, True, False, False]
+    assert tg.isclose(tg.tensor([100, 2]), tg.tensor([101, 2]), rtol=0.01, atol=0).tolist() == \
+        [True, True]
+    assert tg.isclose(tg.tensor([1 + 1j]), tg.tensor([1 + 1.000001j])).tolist() == [True]
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(200), rng.standard_normal(200) * 1e-3
+    for rtol, atol in ((1e-5, 1e-8), (0.0, 1e-3), (1e-1, 0.0)):
+        np.testing.assert_array_equal(tg.isclose(tg.tensor(a), tg.tensor(a + b), rtol, atol)
+                                      .numpy(), np.isclose(a, a + b, rtol, atol))
+    with pytest.raises(tg.DTypeError, match="isclose: the two tensors must have one dtype"):
+        tg.isclose(x, x.double())
+    with pytest.raises(TypeError, match="equal.*'other' must be a Tensor"):
+        tg.equal(x, 1.0)
+    with pytest.raises(ValueError, match="rtol"):
+        tg.allclose(x, x, rtol=-1)
+
+
+def test_floor_divide_and_mod_operators():
+    rng = np.random.default_rng(0)
+    a = rng.integers(-2**63, 2**63 - 1, 2000, dtype=np.int64)
+    b = rng.integers(-2**40, 2**40, 2000, dtype=np.int64)
+    b[b == 0] = 1
+    for bb in (b, rng.integers(1, 6, 2000) * rng.choice([-1, 1], 2000)):   # exact over int64
+        np.testing.assert_array_equal((tg.tensor(a) // tg.tensor(bb)).numpy(),
+                                      np.floor_divide(a, bb))
+        np.testing.assert_array_equal((tg.tensor(a) % tg.tensor(bb)).numpy(), np.remainder(a, bb))
+    assert (tg.tensor([7, -7]) // 2).tolist() == [3, -4] and (7 // tg.tensor([2, -2])).tolist() \
+        == [3, -4]
+    assert (-7 % tg.tensor([2, -2])).tolist() == [1, -1]
+    i8 = tg.tensor(np.array([7, -7, -128], np.int8)) // tg.tensor(np.array([2, 2, -1], np.int8))
+    assert i8.dtype is tg.int8 and i8.tolist() == [3, -4, -128]    # -128 // -1 wraps, as torch
+    f = tg.tensor([7]) // 2.5
+    assert f.dtype is tg.float32 and f.tolist() == [2.0]
+    # floats: torch's kernel, which NumPy shares (1.0 // 0.1 == 9, not floor(10.0))
+    x = np.array([1.0, -1.0, 5.0, -5.0, 0.0, 7.5, -0.5, 0.5, 1.0, -1.0, np.inf])
+    y = np.array([0.1, 0.1, np.inf, np.inf, 0.0, -2.0, 1.0, -1.0, 0.0, 0.0, 1.0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = np.floor_divide(x, y)
+        want_r = np.floor_divide(3.0, y)
+    got = tg.tensor(x) // tg.tensor(y)
+    np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(want))   # -0.0 kept
+    np.testing.assert_array_equal((3.0 // tg.tensor(y)).numpy(), want_r)
+    af, bf = rng.standard_normal(2000) * 100, rng.standard_normal(2000)
+    np.testing.assert_array_equal((tg.tensor(af) // tg.tensor(bf)).numpy(), np.floor_divide(af, bf))
+    assert tg.floor_divide(tg.tensor([5.0]), 2).tolist() == [2.0] and \
+        tg.tensor([5]).floor_divide(tg.tensor([-2])).tolist() == [-3]
+    w = tg.tensor([3.0, 4.0], requires_grad=True)
+    assert not (w // 2).requires_grad and (w % 2).requires_grad   # remainder: d/dx = 1
+    with pytest.raises(ZeroDivisionError, match="floor_divide"):
+        tg.tensor([5]) // 0
+    with pytest.raises(tg.DTypeError, match="floor_divide: not supported for bool"):
+        tg.tensor([True]) // tg.tensor([True])
+    with pytest.raises(tg.DTypeError, match="complex"):
+        tg.tensor([1 + 1j]) // 1
+    with pytest.raises(TypeError):
+        tg.tensor([1]) // "a"
+
+
+def test_creation_and_composites_trace_under_compile():
+    a, b = np.array([2**62 + 5, -7, 2**63 - 1]), np.array([3, 2, 1])
+    xf, yf = np.array([1.0, -5.0, 7.5, 1.0]), np.array([0.1, np.inf, -2.0, 0.0])
+
+    @tg.compile
+    def f(x, y, u, v):
+        return x // y, u // v, tg.isclose(u, v), tg.randperm(8), tg.linspace(0, 1, 5), tg.eye(2)
+
+    tg.manual_seed(3)
+    out = [o.numpy() for o in f(tg.tensor(a), tg.tensor(b), tg.tensor(xf), tg.tensor(yf))]
+    np.testing.assert_array_equal(out[0], np.floor_divide(a, b))
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(out[1], np.floor_divide(xf, yf))
+    np.testing.assert_array_equal(out[2], np.isclose(xf, yf))
+    tg.manual_seed(3)
+    np.testing.assert_array_equal(out[3], tg.randperm(8).numpy())     # the same stream
+    np.testing.assert_array_equal(out[4], np.linspace(0, 1, 5, dtype=np.float32))
+    np.testing.assert_array_equal(out[5], np.eye(2, dtype=np.float32))

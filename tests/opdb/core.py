@@ -923,4 +923,5 @@ NOT_IN_OPDB = {
     "arange": "creation op: tests/api",
     "slice_backward": "backward-only op, run by every getitem backward program",
     "index_take_backward": "backward-only op, run by every integer-array getitem backward program",
+    "index_check": "traced-only bounds check of a user's index: tests/api/test_index_bounds.py",
 }

@@ -341,7 +341,7 @@ def test_complex_phase_dependent_loss_raises(case, interpreter_only):
 
 
 def test_complex_phase_check_runs_on_jax_too(monkeypatch):
-    """The jitted backward raises too (the check is a host callback there), with the same
+    """The jitted backward raises too (a host check there, read after the call), with the same
     RuntimeError, not jax's runtime error wrapping it (jax_backend.host_check)."""
     monkeypatch.setenv("TRACEGRAD_CROSSCHECK", "0")
     tg.set_executor("jax")

@@ -1,5 +1,6 @@
 """Fusion regions: formed on elementwise chains, shown in the text, values unchanged."""
 import numpy as np
+import pytest
 
 from tracegrad.backends import interpreter, jax_backend
 from tracegrad.ir import Builder, Graph, print_graph, verify
@@ -103,3 +104,125 @@ def test_blocked_region_layouts_agree_with_node_by_node(monkeypatch):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     for a, b in zip(ref, jax_backend.run(f, ins)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+# ---- adversarial region shapes for BlockedRegion ----------------------------------------------
+def _odd_graphs():
+    """name -> a graph builder; each meets BlockedRegion with a shape or dtype it must split
+    (or refuse to split) correctly."""
+    def inp(g, shape, dtype=F32):
+        return g.add_input(T.TensorType(shape, dtype))
+
+    def size_one_dims(g, b):
+        x, y = inp(g, (5, 1, 3, 1)), inp(g, (5, 1, 3, 1))
+        t = b.exp(b.mul(x, y))
+        return [b.add(t, 1.0), b.sum(t, (0,), False)]
+
+    def leading_one(g, b):
+        x = inp(g, (1, 7, 3))
+        return [b.tanh(b.add(b.mul(x, 2.0), 1.0)), b.amax(b.neg(b.abs(x)), (1,), False)]
+
+    def broadcast_layouts(g, b):
+        t = inp(g, (4, 3, 5))
+        for shape in ((), (5,), (3, 1), (1, 3, 5), (4, 1, 1), (4, 3, 1), (1, 1, 1)):
+            t = b.add(b.mul(t, 0.5), inp(g, shape))
+        return [b.sin(t)]
+
+    def reductions_without_keepdim(g, b):
+        x = inp(g, (6, 4, 3))
+        t = b.exp(b.mul(x, 0.3))
+        return [b.sum(t, (2,), False), b.sum(b.add(t, 1.0), (0, 1), False),
+                b.amax(b.sin(x), (0,), False), b.sum(b.cos(x), (-1, -3), False),
+                b.sum(b.exp(b.mul(x, 0.1)), (1,), False)]
+
+    def zero_dim_outputs(g, b):
+        x = inp(g, (8, 3))
+        return [b.sum(b.mul(b.exp(x), 2.0), (0, 1), False),
+                b.amax(b.abs(b.sub(x, 1.0)), (0, 1), False)]
+
+    def nan_in_amax(g, b):
+        x = inp(g, (8, 3))
+        t = b.log(x)                              # NaN where x < 0: amax must keep it
+        return [b.amax(b.mul(t, 1.0), (0,), False), b.amax(b.add(t, 0.0), (0, 1), True)]
+
+    def bool_and_int_values(g, b):
+        x, y, m = inp(g, (7, 5)), inp(g, (7, 5)), inp(g, (7, 1), T.bool_)
+        i, j = inp(g, (7, 5), T.int64), inp(g, (7, 5), T.int64)
+        gt = b.gt(x, y)
+        k = b.add(b.mul(i, j), i)
+        return [b.where(gt, b.exp(x), b.neg(y)), b.sum(b.convert(gt, F32), (0,), False),
+                b.sum(b.where(m, x, b.neg(x)), (0, 1), False), b.sum(k, (0,), False),
+                b.mul(k, 3), b.amax(b.lt(x, 1.0), (0,), False), b.sum(b.gt(b.exp(x), 1.0))]
+
+    def low_precision(g, b):
+        h, bf, x = inp(g, (64, 8), T.float16), inp(g, (33, 6), T.bfloat16), inp(g, (64, 8))
+        t = b.add(b.mul(h, h), 1.0)
+        u = b.tanh(b.mul(bf, 3.0))
+        return [b.sum(t, (0,), False), b.exp(b.neg(t)), b.amax(u, (0,), False),
+                b.sum(u, (1,), True), b.sum(b.mul(b.exp(h), x), (0,), False)]
+
+    def empty_rows(g, b):
+        x = inp(g, (6, 0))
+        return [b.exp(b.mul(x, 2.0)), b.sum(b.exp(x), (1,), False),
+                b.sum(b.exp(b.neg(x)), (0,), False)]
+
+    def expands_and_complex(g, b):
+        x, s, r, z = inp(g, (6, 5)), inp(g, (5,)), inp(g, (6, 1)), inp(g, (6, 5), T.complex64)
+        e = b.expand(b.exp(s), (6, 5))
+        f = b.expand(b.exp(r), (6, 5))
+        c = b.mul(b.exp(z), z)
+        return [b.mul(b.add(e, x), f), e, b.sum(c, (0,), False), b.conj(c)]
+
+    return {f.__name__: f for f in (size_one_dims, leading_one, broadcast_layouts,
+                                     reductions_without_keepdim, zero_dim_outputs, nan_in_amax,
+                                     bool_and_int_values, low_precision, empty_rows,
+                                     expands_and_complex)}
+
+
+ODD = _odd_graphs()
+
+
+@pytest.mark.parametrize("name", sorted(ODD))
+def test_blocked_regions_of_odd_shapes_agree_with_node_by_node(name, monkeypatch):
+    monkeypatch.setattr(interpreter, "MIN_BLOCKED_ELEMENTS", 0)
+    g = Graph(name)
+    g.outputs = ODD[name](g, Builder(g))
+    verify(g)
+    f, _ = fuse(g)
+    verify(f)
+    rng = np.random.default_rng(3)
+    ins = []
+    for v in g.inputs:
+        if v.dtype is T.bool_:
+            ins.append(rng.random(v.shape) > 0.5)
+        elif v.dtype is T.int64:
+            ins.append(rng.integers(-5, 5, v.shape))
+        else:
+            a = rng.standard_normal(v.shape) + (1j * rng.standard_normal(v.shape)
+                                                if v.dtype.is_complex else 0)
+            ins.append(a.astype(v.dtype.numpy))
+    ref = interpreter.run(g, ins, blocked=False)
+    low = name == "low_precision"
+    for block in (1, 7):          # one row per block; ragged blocks
+        monkeypatch.setattr(interpreter, "BLOCK_ELEMENTS", block)
+        assert any(s[0] is None for s in interpreter.Schedule(f).steps) or name == "empty_rows"
+        for a, b in zip(ref, interpreter.run(f, ins)):
+            assert a.shape == b.shape and a.dtype == b.dtype
+            np.testing.assert_allclose(b.astype(np.complex128), a.astype(np.complex128),
+                                       rtol=1e-2 if low else 1e-5, atol=1e-2 if low else 1e-6)
+
+
+def test_blocked_float16_sum_across_rows_keeps_float32_accuracy(monkeypatch):
+    # NumPy's float16 sum adds in float32; block partials added in float16 stop at 2048
+    # (2048 + 1 rounds to 2048), so 4096 ones summed to 2048 one row per block
+    monkeypatch.setattr(interpreter, "MIN_BLOCKED_ELEMENTS", 0)
+    monkeypatch.setattr(interpreter, "BLOCK_ELEMENTS", 1)
+    for dtype in (T.float16, T.bfloat16):
+        g = Graph("half_sum")
+        x = g.add_input(T.TensorType((4096, 1), dtype))
+        b = Builder(g)
+        g.outputs = [b.sum(b.add(b.mul(x, 0.0), 1.0), (0,), False)]
+        f, _ = fuse(g)
+        assert any(s[0] is None for s in interpreter.Schedule(f).steps)
+        out, = interpreter.run(f, [np.full((4096, 1), 3.0, dtype.numpy)])
+        assert out.dtype == dtype.numpy and float(out[0]) == 4096.0

@@ -412,11 +412,12 @@ def _run_batched(holder, graph, args: list, axes: tuple) -> list[np.ndarray]:
     import jax
     fns = _VMAPPED.setdefault(holder, {})
     fn = fns.get(axes)
+    from ..backends.jax_backend import _as_function, _raise_host_error
     if fn is None:
-        from ..backends.jax_backend import _as_function
         fn = fns[axes] = jax.jit(jax.vmap(_as_function(graph), in_axes=axes))
     with jax.enable_x64(True):
         outs = [np.asarray(o) for o in fn(*args)]
+    _raise_host_error()   # a failed host check (index bounds, gauge_check), as itself
     if check:
         for k, (a, b) in enumerate(zip(rows(), outs)):
             rtol, atol = crosscheck._TOL.get(a.dtype.name, (1e-6, 1e-8))

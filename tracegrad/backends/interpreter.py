@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from functools import partial
 
+import ml_dtypes
 import numpy as np
 
 from tracegrad.ir.graph import Graph, Node
@@ -23,6 +24,9 @@ from tracegrad.ir.registry import ELEMENTWISE, get
 
 BLOCK_ELEMENTS = 1 << 16   # elements per row block of a fusion region (256 KiB of f32)
 MIN_BLOCKED_ELEMENTS = 1 << 19   # smaller regions run node by node (see docs/passes.md)
+# a sum across row blocks accumulates these in float32: adding block partials in float16
+# loses what NumPy's own float16 sum (float32 inside) keeps (4096 ones summed to 2048)
+_LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
 
 def run(g: Graph, inputs: list, *, check_nan: bool = False, blocked: bool = True) -> list:
@@ -311,12 +315,13 @@ class BlockedRegion:
                 part = vals[i]
                 if kind == "rows":
                     res[start:stop] = part
-                elif res is None:
-                    results[n] = (i, np.array(part), kind)
+                elif res is None:   # float16/bfloat16 partial sums add up in float32
+                    acc = np.float32 if kind == "sum" and part.dtype in _LOW_FLOATS else None
+                    results[n] = (i, np.array(part, dtype=acc), kind)
                 elif kind == "sum":
                     res += part
                 else:
                     np.maximum(res, part, out=res)
-        for (i, res, kind), (_, s_, _, shape, _) in zip(results, self.exports):
-            env[s_] = res.reshape(shape)
+        for (i, res, kind), (_, s_, _, shape, dtype) in zip(results, self.exports):
+            env[s_] = res.reshape(shape).astype(dtype, copy=False)
 

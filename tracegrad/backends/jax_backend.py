@@ -8,6 +8,7 @@ when the first program is lowered, so ``import tracegrad`` stays fast.
 """
 from __future__ import annotations
 
+import threading
 from typing import Callable
 
 import numpy as np
@@ -19,21 +20,34 @@ from tracegrad.ir.registry import get
 # Errors raised by `host_check` callbacks while a program ran, kept to re-raise as they are:
 # jax wraps a callback's exception in its own runtime error, with jax's traceback around it.
 _host_errors: list[BaseException] = []
-_host_checks_traced = [0]   # host_check calls traced so far (a program tells if it has any)
+# While a `Lowered` program is traced (in this thread): one list per trace in progress,
+# collecting ``(check, arrays)``; the arrays become extra program outputs, checked after the call.
+_tracing = threading.local()
 
 
 def host_check(check: Callable, *arrays) -> None:
-    """Inside a lowered program: call ``check(*arrays)`` on the host with NumPy arrays (a
-    `jax.debug.callback`).  An exception it raises surfaces from the `Lowered` call as
-    itself (not as jax's runtime error); the program waits for its results to make sure."""
+    """Inside a lowered program: call ``check(*arrays)`` on the host with NumPy arrays.  An
+    exception it raises surfaces from the `Lowered` call as itself (not as jax's runtime
+    error), after the program ran; keep the arrays small (a few scalars).
+
+    In a `Lowered` program the arrays are extra outputs, read after the call: a host callback
+    would make jax dispatch every call of the program on its slow Python path (~0.1-0.4 ms
+    per call on CPU, more than a small training step).  Elsewhere (a vmapped program) it is
+    a `jax.debug.callback`; `_raise_host_error` re-raises what it raised.  Call it from a
+    kernel, not inside jax control flow (lax.scan / cond bodies): its arrays must belong to
+    the program's own trace.
+    """
+    collecting = getattr(_tracing, "collecting", None)
+    if collecting:
+        collecting[-1].append((check, arrays))
+        return
     import jax
 
     def call(*host_arrays):
         try:
             check(*host_arrays)
-        except Exception as e:   # noqa: BLE001  (re-raised by Lowered.__call__)
+        except Exception as e:   # noqa: BLE001  (re-raised by _raise_host_error)
             _host_errors.append(e)
-    _host_checks_traced[0] += 1
     jax.debug.callback(call, *arrays)
 
 
@@ -42,6 +56,24 @@ def _raise_host_error() -> None:
         e = _host_errors[0]
         _host_errors.clear()
         raise e
+
+
+def _checking(fn: Callable, checks: list) -> Callable:
+    """`fn` returning, after its outputs, the arrays of the `host_check`s its kernels make;
+    tracing it fills `checks` with ``(check, number of arrays)`` per host check."""
+    def traced(*args):
+        collected: list = []
+        if not hasattr(_tracing, "collecting"):
+            _tracing.collecting = []
+        _tracing.collecting.append(collected)
+        try:
+            out = fn(*args)
+        finally:
+            _tracing.collecting.pop()
+        checks[:] = [(check, len(arrays)) for check, arrays in collected]
+        return out + tuple(a for _, arrays in collected for a in arrays)
+
+    return traced
 
 
 def _as_function(g: Graph) -> Callable:
@@ -88,13 +120,13 @@ class Lowered:
         self.name = g.name
         self.n_inputs = len(g.inputs)
         kw = {} if in_shardings is None else {"in_shardings": in_shardings}
-        fn = _as_function(g)
+        self._host_checks: list = []   # (check, number of arrays): filled when traced
+        fn = _checking(_as_function(g), self._host_checks)
         self._packing = _packing(g) if pack_small and not donate and in_shardings is None else None
         if self._packing is not None:
             fn = _unpacking(fn, len(g.inputs), self._packing)
         self._fn = jax.jit(fn, donate_argnums=donate, **kw)
         self._traced = False
-        self._checks = False   # has host checks (known once traced): wait for results then
         if in_shardings is not None and not all(s.is_fully_addressable for s in in_shardings):
             self._fn = _MultiProcess(self._fn, in_shardings)
 
@@ -103,20 +135,25 @@ class Lowered:
             arrays = _pack(arrays, self._packing)
         with self._jax.enable_x64(True):
             out = self._fn(*arrays) if self._traced else self._first_call(arrays)
-            if self._checks:   # so that a failed check raises here, as itself
-                self._jax.block_until_ready(out)
-                _raise_host_error()
+            if self._host_checks:   # so that a failed check raises here, as itself
+                out = self._run_host_checks(out)
             return out
+
+    def _run_host_checks(self, out: tuple) -> tuple:
+        """The program's own outputs, after running its host checks on the extra ones."""
+        n = len(out) - sum(k for _, k in self._host_checks)
+        extra = iter(out[n:])
+        for check, k in self._host_checks:
+            check(*[np.asarray(next(extra)) for _ in range(k)])
+        return out[:n]
 
     def _first_call(self, arrays) -> tuple:
         # the call that traces and compiles: jax tracing a large program allocates enough
         # objects for the cyclic collector's full passes to dominate (passes.manager.gc_paused)
         from tracegrad.passes.manager import gc_paused
-        before = _host_checks_traced[0]
         with gc_paused():
             out = self._fn(*arrays)
         self._traced = True
-        self._checks = _host_checks_traced[0] != before
         return out
 
     def stablehlo(self, specs):

@@ -4,9 +4,9 @@ Layers follow torch's constructors, default initializations (drawn from the
 tracegrad generator, `tg.manual_seed`), printing, `state_dict()` (parameters and
 persistent buffers) and `train()`/`eval()` behaviour.
 """
-from . import functional, init
+from . import functional, init, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from ..tensor import Parameter
 
-__all__ = ["Parameter", "functional", "init"] + _modules_all
+__all__ = ["Parameter", "functional", "init", "utils"] + _modules_all

@@ -7,9 +7,11 @@ statistics in place), torch's `inplace=` flag, and torch's argument order where 
 functional spelling differs from ``torch.<name>`` (`embedding`).
 """
 from tracegrad.ir import types as T
+from tracegrad.ir.ops.index import checked_index
 from tracegrad.ir.registry import REGISTRY
 
 from .. import _creation, _ops
+from .._dispatch import EAGER
 from .._ops import (adaptive_avg_pool2d, avg_pool2d, binary_cross_entropy,
                     binary_cross_entropy_with_logits, conv1d, conv2d, conv_transpose2d,
                     cosine_similarity, cross_entropy, gelu, group_norm, huber_loss, kl_div,
@@ -17,6 +19,7 @@ from .._ops import (adaptive_avg_pool2d, avg_pool2d, binary_cross_entropy,
                     normalize, one_hot, pad, rms_norm, scaled_dot_product_attention, sigmoid,
                     smooth_l1_loss, softmax, softplus, tanh)
 from ..autograd.grad_mode import no_grad
+from ..tensor import Tensor
 
 
 def _activation(name: str):
@@ -109,13 +112,17 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
 
     Raises:
         NotImplementedError: max_norm or scale_grad_by_freq.
-        IndexError: an index out of range (eagerly).
+        IndexError: an index outside [0, num_embeddings) (torch rejects negative ones too);
+            inside `tg.compile`, when the program runs.
     """
     if max_norm is not None:
         raise NotImplementedError("embedding: max_norm is not supported (it renormalizes "
                                   "weight rows in place)")
     if scale_grad_by_freq:
         raise NotImplementedError("embedding: scale_grad_by_freq=True is not supported")
+    if (isinstance(input, Tensor) and input.dtype.category == T.INT
+            and isinstance(weight, Tensor) and weight.ndim == 2):   # else the op's type error
+        input = checked_index(EAGER, "embedding", input, weight.shape[0], 0)
     return _ops.embedding(input, weight, padding_idx)
 
 

@@ -232,6 +232,15 @@ class Module:
                     t._vc[0] += 1
         return self
 
+    def cpu(self) -> "Module":
+        """`self`: parameters and buffers are on the CPU already (torch.nn.Module.cpu)."""
+        return self
+
+    def cuda(self, device=None) -> "Module":
+        """torch.nn.Module.cuda; always raises NotImplementedError (tracegrad tensors live
+        on the CPU), as ``to("cuda")`` does."""
+        return self.to("cuda")
+
     def float(self) -> "Module":
         return self.to(T.float32)
 
