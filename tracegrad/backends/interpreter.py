@@ -181,8 +181,8 @@ class BlockedRegion:
 
     Per block the work is one flat loop: every value the region touches has an index in
     one list (broadcast inputs, the current block of each rowed input, the block's
-    intermediates), and each instruction is ``(kernel, argument indices, attrs, result
-    index)``, so there is no dict or shape logic per node per block.
+    intermediates), and each instruction is ``(kernel with its attrs bound, argument
+    indices, result index)``, so there is no dict or shape logic per node per block.
     """
 
     def __init__(self, k, rows, step, n_vals, consts, rowed, instrs, last_instrs, exports):
@@ -228,6 +228,8 @@ class BlockedRegion:
         index: dict[int, int] = {}
         consts, rowed, instrs, last_instrs = [], [], [], []
         inside = {id(n.outputs[0]) for n in run_}
+        read_inside = {id(v) for n in run_ for v in n.inputs}
+        exported_ids = {id(v) for v in exported}
         across: dict[int, str] = {}
         for n in run_:
             if len(n.outputs) != 1:
@@ -251,17 +253,16 @@ class BlockedRegion:
                 merged = [d for d in dims if d < k]
                 if merged and merged != list(range(k)):
                     return None              # reduces some merged dims but not others
-                if not attrs["keepdim"] and id(out) in {id(v) for m in run_ for v in m.inputs}:
+                if not attrs["keepdim"] and id(out) in read_inside:
                     return None
                 if merged:
-                    if id(out) not in {id(v) for v in exported}:
+                    if id(out) not in exported_ids:
                         return None          # a partial sum is only valid once accumulated
                     across[id(out)] = n.op
                     attrs["dim"] = (0,) + tuple(d - k + 1 for d in dims if d >= k)
                     attrs["keepdim"] = True
                 else:
                     attrs["dim"] = tuple(d - k + 1 for d in dims)
-                tail = attrs
             elif n.op == "expand":
                 size = tuple(attrs["size"])
                 if layout(size)[0] != "rowed":
