@@ -15,9 +15,8 @@ import numpy as np
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
-from ..registry import COMPLEX, INTERNAL, NONDIFF, REQUIRED, defop
+from ..registry import COMPLEX, INTERNAL, LINEAR, NONDIFF, REQUIRED, defop
 from ._common import norm_dim
-from ..registry import LINEAR
 
 
 def write_at(xp, x, key, values, accumulate=False):
@@ -87,17 +86,12 @@ def checked_index(ops, what: str, index, size: int, dim: int | None, negative: b
     known = ops.known_value(index)
     if known is None:
         return ops.index_check(index, what, size, dim, negative, ignore)
-    if known.size:
-        try:
-            check_range(what, *_live_range(np, known, ignore), size, dim, negative)
-        except IndexError as e:
-            raise located(ops, e) from None
+    try:
+        _index_check_np(np, known, what=what, size=size, dim=dim, negative=negative,
+                        ignore=ignore)
+    except IndexError as e:
+        raise located(ops, e) from None
     return index
-
-
-def check_bounds(ops, name: str, index, size: int, dim: int):
-    """`index` checked to lie in [0, size), as torch's gather/scatter/index_select require."""
-    return checked_index(ops, name, index, size, dim)
 
 
 def _index_check_infer(types, *, what, size, dim, negative, ignore):
@@ -205,7 +199,7 @@ def _vector_index(ops, name, x, dim, index):
                                       f"{ops.type_of(index)}"))
     d = norm_dim(name, dim, len(x.shape))
     size = x.shape[d] if x.shape else 1
-    index = check_bounds(ops, name, index, size, d)
+    index = checked_index(ops, name, index, size, d)   # [0, size), as torch
     if not index.shape:
         index = ops.reshape(index, (1,))
     return d, index

@@ -5,7 +5,7 @@ x[i][index[i][j][k]][k]`` for dim 1, the index no larger than `x` in the
 other dims.  `put_along_axis(x, index, src, dim, accumulate)` is its
 adjoint family: torch.scatter (set) and scatter_add (accumulate), reading
 `src` over the index's extent.  Indices are not wrapped: torch rejects
-negative ones, and the torch ops check bounds (`check_bounds`: eagerly, or by
+negative ones, and the torch ops check bounds (`checked_index`: eagerly, or by
 an `index_check` node in a traced program).
 """
 from __future__ import annotations
@@ -14,10 +14,9 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import COMPLEX, INTERNAL, REQUIRED, defop
+from ..registry import COMPLEX, INTERNAL, LINEAR, REQUIRED, defop
 from ._common import norm_dim
-from ..registry import LINEAR
-from .index import check_bounds, located, require_index, write_at
+from .index import checked_index, located, require_index, write_at
 
 
 def _key(xp, idx, dim):
@@ -114,7 +113,7 @@ def _gather(ops, x, dim, index, sparse_grad=False):
         raise located(ops, NotImplementedError("gather: sparse_grad=True is not supported"))
     require_index(ops, "gather", index)
     d = norm_dim("gather", dim, len(x.shape))
-    index = check_bounds(ops, "gather", index, x.shape[d] if x.shape else 1, d)
+    index = checked_index(ops, "gather", index, x.shape[d] if x.shape else 1, d)
     if not x.shape and not index.shape:
         xs, idx = _scalar_dims(ops, x, index)
         return ops.reshape(ops.take_along_axis(xs, idx, 0), ())
@@ -129,7 +128,7 @@ defop("gather", "input", attrs=(("dim", REQUIRED), ("index", REQUIRED), ("sparse
 def _scatter_common(ops, name, x, dim, index, src, accumulate):
     require_index(ops, name, index)
     d = norm_dim(name, dim, len(x.shape))
-    index = check_bounds(ops, name, index, x.shape[d] if x.shape else 1, d)
+    index = checked_index(ops, name, index, x.shape[d] if x.shape else 1, d)
     if not ops.is_operand(src):
         src = ops.full(tuple(index.shape), src, x.dtype)   # scatter(..., value)
     if not x.shape:
@@ -173,7 +172,7 @@ def _take_along_dim(ops, x, indices, dim=None):
     require_index(ops, "take_along_dim", indices, "indices")
     if dim is None:   # torch: both flattened
         flat = ops.reshape(x, (-1,))
-        indices = check_bounds(ops, "take_along_dim", indices, flat.shape[0], 0)
+        indices = checked_index(ops, "take_along_dim", indices, flat.shape[0], 0)
         return ops.take_along_axis(flat, ops.reshape(indices, (-1,)), 0)
     nd = len(x.shape)
     d = norm_dim("take_along_dim", dim, nd)
@@ -181,7 +180,7 @@ def _take_along_dim(ops, x, indices, dim=None):
         raise located(ops, ShapeError(
             f"take_along_dim: input {ops.type_of(x)} and indices {ops.type_of(indices)} must "
             "have the same number of dimensions"))
-    indices = check_bounds(ops, "take_along_dim", indices, x.shape[d], d)
+    indices = checked_index(ops, "take_along_dim", indices, x.shape[d], d)
     # every dim but `dim` broadcasts between input and indices
     xs, ids = list(x.shape), list(indices.shape)
     xs[d] = ids[d] = 1
