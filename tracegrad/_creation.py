@@ -164,18 +164,22 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False,
     return zeros(*size, dtype=dtype, requires_grad=requires_grad)
 
 
-def zeros_like(t: Tensor, dtype=None, *, device=None, requires_grad: bool = False,
-               memory_format=None) -> Tensor:
-    """torch.zeros_like: zeros of `t`'s shape, in `t`'s dtype unless `dtype` is given."""
-    check_device("zeros_like", device)
-    return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def _like(make, name: str, doc: str):
+    """torch's ``<make>_like(t, dtype=None, *, device=None, requires_grad=False)``: `make` of
+    `t`'s shape, in `t`'s dtype unless `dtype` is given."""
+    def like(t: Tensor, dtype=None, *, device=None, requires_grad: bool = False,
+             memory_format=None) -> Tensor:
+        check_device(name, device)
+        return make(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+    like.__name__ = like.__qualname__ = name
+    like.__doc__ = doc
+    return like
 
 
-def ones_like(t: Tensor, dtype=None, *, device=None, requires_grad: bool = False,
-              memory_format=None) -> Tensor:
-    """torch.ones_like: ones of `t`'s shape, in `t`'s dtype unless `dtype` is given."""
-    check_device("ones_like", device)
-    return ones(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+zeros_like = _like(zeros, "zeros_like", "torch.zeros_like: zeros of `t`'s shape, in `t`'s "
+                   "dtype unless `dtype` is given.")
+ones_like = _like(ones, "ones_like", "torch.ones_like: ones of `t`'s shape, in `t`'s dtype "
+                  "unless `dtype` is given.")
 
 
 def full_like(t: Tensor, fill_value, dtype=None, *, device=None, requires_grad: bool = False,
@@ -186,11 +190,7 @@ def full_like(t: Tensor, fill_value, dtype=None, *, device=None, requires_grad: 
     return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
 
 
-def empty_like(t: Tensor, dtype=None, *, device=None, requires_grad: bool = False,
-               memory_format=None) -> Tensor:
-    """torch.empty_like; zeros here, as `empty`."""
-    check_device("empty_like", device)
-    return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+empty_like = _like(zeros, "empty_like", "torch.empty_like; zeros here, as `empty`.")
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
@@ -295,18 +295,10 @@ def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return _random(size, dtype, "uniform", requires_grad)
 
 
-def randn_like(t: Tensor, dtype=None, *, device=None, requires_grad: bool = False,
-               memory_format=None) -> Tensor:
-    """torch.randn_like: `randn` of `t`'s shape, in `t`'s dtype unless `dtype` is given."""
-    check_device("randn_like", device)
-    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
-
-
-def rand_like(t: Tensor, dtype=None, *, device=None, requires_grad: bool = False,
-              memory_format=None) -> Tensor:
-    """torch.rand_like: `rand` of `t`'s shape, in `t`'s dtype unless `dtype` is given."""
-    check_device("rand_like", device)
-    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+randn_like = _like(randn, "randn_like", "torch.randn_like: `randn` of `t`'s shape, in `t`'s "
+                   "dtype unless `dtype` is given.")
+rand_like = _like(rand, "rand_like", "torch.rand_like: `rand` of `t`'s shape, in `t`'s dtype "
+                  "unless `dtype` is given.")
 
 
 def randint(low, high=None, size=(), *, dtype=None, device=None,
