@@ -26,8 +26,9 @@ from .autograd import (enable_grad, inference_mode, is_anomaly_check_nan_enabled
                        is_anomaly_enabled, is_grad_enabled, is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
 from .tensor import Parameter, Tensor, _add_registry_methods
+from . import _inplace, _tensor_methods  # noqa: E402,F401  (install Tensor's methods)
 
-_add_registry_methods()
+_add_registry_methods()   # after the methods Tensor spells itself (they take precedence)
 
 float = float32  # noqa: A001  (torch.float)
 double = float64

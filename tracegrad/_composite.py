@@ -11,7 +11,7 @@ from tracegrad.ir.errors import DTypeError
 from tracegrad.ir.registry import REGISTRY, plan_promotion
 
 from . import _ops
-from .autograd.grad_mode import no_grad
+from .dispatch.grad_mode import no_grad
 from .tensor import Tensor
 
 _NUMBERS = (bool, int, float, complex)

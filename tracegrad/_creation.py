@@ -14,6 +14,7 @@ from tracegrad.ir import types as T
 
 from . import _ops, _state
 from ._device import check_device
+from .dispatch.grad_mode import no_grad
 from .tensor import Tensor, _varargs
 
 # The global PRNG key (torch's default generator). A u32[2] tensor advanced in place by
@@ -29,7 +30,6 @@ def manual_seed(seed: int) -> None:
     not torch's Philox/MT19937 stream: the same seed gives other numbers than torch.
     """
     seed = int(seed) & 0xFFFFFFFFFFFFFFFF
-    from .autograd.grad_mode import no_grad
     with no_grad():
         _key.copy_(Tensor(np.array([seed >> 32, seed & 0xFFFFFFFF], dtype=np.uint32)))
 
@@ -51,14 +51,12 @@ def set_rng_state(new_state: Tensor) -> None:
         what = new_state._type if isinstance(new_state, Tensor) else type(new_state).__name__
         raise TypeError(f"set_rng_state: expected the uint32[2] tensor get_rng_state returns, "
                         f"got {what}")
-    from .autograd.grad_mode import no_grad
     with no_grad():
         _key.copy_(new_state)
 
 
 def _draw(size, dtype, distribution: str) -> Tensor:
     """Values from the global stream; advances the key in place (traced under tg.compile)."""
-    from .autograd.grad_mode import no_grad
     with no_grad():
         out = _ops.random(_key, size, dtype, distribution)
         _key.copy_(_ops.rng_next_key(_key))
@@ -265,7 +263,6 @@ def _random(size, dtype, distribution, requires_grad) -> Tensor:
     dt = T.as_dtype(dtype or T.DEFAULT_FLOAT)
     size = _varargs(size)
     if dt.is_complex:   # real and imaginary parts drawn as the last dim of a real draw
-        from .autograd.grad_mode import no_grad
         parts = _draw(size + (2,), dt.to_real(), distribution)
         with no_grad():
             if distribution == "normal":   # torch: each part N(0, 1/2), so E|z|^2 = 1

@@ -29,7 +29,7 @@ from tracegrad.ir.graph import Value
 from tracegrad.ir.ops.index import bounds_error, checked_index
 
 from . import _ops, _state
-from ._dispatch import EAGER
+from .dispatch.frontend import EAGER
 from .tensor import Tensor
 
 ADV = "adv"    # an item of the result layout filled by the advanced indices

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tracegrad.ir.registry import INTERNAL, REGISTRY
 
-from ._dispatch import EAGER
+from .dispatch.frontend import EAGER
 
 
 def _make(name: str, op):

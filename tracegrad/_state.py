@@ -1,6 +1,7 @@
-"""Thread-local runtime state: grad mode, the active tracer, the executor choice."""
+"""Thread-local runtime state: grad mode, the dispatch mode, the executor choice."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import threading
@@ -8,11 +9,32 @@ import threading
 from tracegrad.ir.graph import SourceLoc
 
 
+# how the dispatch core turns (tracer, profiler) into the mode ops run in
+# (tracegrad/dispatch/modes.py installs it: this module sits below the dispatcher)
+_select_mode = None
+
+
+def install_mode_selector(select) -> None:
+    """`select(tracer, profiler) -> mode`: called whenever either changes on a thread."""
+    global _select_mode
+    _select_mode = select
+    local.tracer = local.tracer   # this thread's state was made before the selector existed
+
+
 class _Local(threading.local):
+    """One thread's runtime state.  ``tracer`` and ``profiler`` are properties: setting
+    either re-selects ``mode``, the object the dispatcher applies ops through (the top of
+    the mode stack: eager kernels, a tg.compile trace, the profiler around either), so the
+    per-op path reads one entry instead of testing each."""
+
     def __init__(self):
+        d = self.__dict__
+        d["_tracer"] = None         # compiler.trace.Tracer while @tg.compile traces
+        d["_profiler"] = None       # the recording autograd.profiler.profile (profiler.py)
+        d["mode"] = None
+        self.tracer = None
         self.grad_enabled = True     # ops record (grad mode on, inference mode off)
         self.grad_mode = True        # grad mode as set by the user: is_grad_enabled()
-        self.tracer = None          # compiler.trace.Tracer while @tg.compile traces
         self.anomaly = False
         self.provenance = None      # (SourceLoc, forward node id) stamped on backward nodes
         self.checkpoint_depth = 0   # > 0 inside tg.utils.checkpoint while tracing
@@ -26,8 +48,29 @@ class _Local(threading.local):
         self.record_extras = False
         self.fw_level = None        # the active forward-AD dual level (autograd/forward_ad.py)
         self.fw_suspended = None    # ... while tangent programs run with forward AD off
-        self.profiler = None        # the recording autograd.profiler.profile (profiler.py)
-        self.run_kernel = None      # how this thread runs NumPy kernels (_dispatch, made on use)
+        self.run_kernel = None      # how this thread runs NumPy kernels (dispatch/kernels.py)
+
+    @property
+    def tracer(self):
+        return self.__dict__["_tracer"]
+
+    @tracer.setter
+    def tracer(self, tracer) -> None:
+        d = self.__dict__
+        d["_tracer"] = tracer
+        if _select_mode is not None:
+            d["mode"] = _select_mode(tracer, d["_profiler"])
+
+    @property
+    def profiler(self):
+        return self.__dict__["_profiler"]
+
+    @profiler.setter
+    def profiler(self, profiler) -> None:
+        d = self.__dict__
+        d["_profiler"] = profiler
+        if _select_mode is not None:
+            d["mode"] = _select_mode(d["_tracer"], profiler)
 
 
 local = _Local()
@@ -61,14 +104,17 @@ def get_executor() -> str:
 
 
 def _package_dirs() -> tuple[str, ...]:
-    import tracegrad
-    import tracegrad.ir
-    import tracegrad.passes
-    return tuple(os.path.dirname(m.__file__) + os.sep for m in (tracegrad, tracegrad.ir, tracegrad.passes))
+    """The directories of tracegrad's code: the runtime, the IR and the passes (the last
+    two install inside tracegrad from their own directories, see pyproject.toml)."""
+    dirs = [os.path.dirname(os.path.abspath(__file__))]
+    for name in ("tracegrad.ir", "tracegrad.passes"):
+        dirs.extend(importlib.util.find_spec(name).submodule_search_locations)
+    return tuple(d.rstrip(os.sep) + os.sep for d in dirs)
 
 
 _INTERNAL: tuple[str, ...] | None = None
-_internal_file: dict[str, bool] = {}   # co_filename -> inside tracegrad (per-op stack walks)
+# co_filename -> inside tracegrad: per-op stack walks test one dict entry per frame
+INTERNAL_FILE: dict[str, bool] = {}
 
 
 def user_frame(depth: int = 1) -> tuple | None:
@@ -77,11 +123,15 @@ def user_frame(depth: int = 1) -> tuple | None:
     The cheap capture the tape takes per op; `location_of` formats it later, when
     someone reads the location (holding the frame itself would keep its locals alive).
     """
+    return user_frame_from(sys._getframe(depth))
+
+
+def user_frame_from(f) -> tuple | None:
+    """`user_frame` starting at frame `f` (and filling `INTERNAL_FILE` on the way)."""
     global _INTERNAL
     if _INTERNAL is None:
         _INTERNAL = _package_dirs()
-    known = _internal_file
-    f = sys._getframe(depth)
+    known = INTERNAL_FILE
     while f is not None:
         code = f.f_code
         inside = known.get(code.co_filename)
@@ -104,3 +154,9 @@ def location_of(frame: tuple | None) -> SourceLoc | None:
 def user_location(depth: int = 1) -> SourceLoc | None:
     """The innermost stack frame outside tracegrad itself: where the user called us."""
     return location_of(user_frame(depth + 1))
+
+
+def refresh_record_extras() -> None:
+    """Recompute ``record_extras``, the one flag the dispatcher's record step reads before
+    calling the record-time extras (tracegrad/autograd/record.py)."""
+    local.record_extras = bool(local.anomaly or local.saved_hooks or local.inference_seen)

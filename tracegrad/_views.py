@@ -20,8 +20,13 @@ from __future__ import annotations
 
 import weakref
 
+from tracegrad.ir.types import bool_
+
 from . import _ops
-from ._dispatch import EAGER
+from .dispatch.frontend import EAGER
+from .dispatch.grad_mode import enable_grad, no_grad
+from .dispatch.hooks import HOOKS
+from .dispatch.tape import Node
 from .tensor import Tensor
 
 ALIAS = ("alias", None)   # detach() / .data
@@ -40,14 +45,9 @@ def replay(base: Tensor, chain: tuple) -> Tensor:
 
 def _slice_scatter(parent: Tensor, child: Tensor, starts, stops, steps) -> Tensor:
     placed = _ops.slice_backward(child, parent.shape, starts, stops, steps)
-    mask = _ops.slice_backward(_ops.full(child.shape, True, _bool()), parent.shape,
+    mask = _ops.slice_backward(_ops.full(child.shape, True, bool_), parent.shape,
                                starts, stops, steps)
     return _ops.where(mask, placed, parent)
-
-
-def _bool():
-    from tracegrad.ir.types import bool_
-    return bool_
 
 
 def _inverse(op: str, attrs: dict, parent: Tensor, child: Tensor) -> Tensor:
@@ -112,7 +112,6 @@ def refresh(base: Tensor) -> None:
     ``no_grad`` (torch regenerates its grad_fn from the base's), so the chain is replayed
     with grad mode on; a view that called ``retain_grad()`` retains it on its new grad_fn.
     """
-    from .autograd.grad_mode import enable_grad, no_grad
     with (enable_grad() if base._requires_grad else no_grad()):
         for v in live_views(base):
             _refresh_view(base, v)
@@ -122,8 +121,7 @@ def _refresh_view(base: Tensor, v: Tensor) -> None:
     new = replay(base, v._view_ops)
     v._data = new._data
     if getattr(new, "_fw", None) is not None or getattr(v, "_fw", None) is not None:
-        from .autograd.forward_ad import copy_tangent
-        copy_tangent(v, new)
+        HOOKS.copy_tangent(v, new)
     if any(op == "alias" for op, _ in v._view_ops):
         return   # detached aliases keep no history
     v.grad_fn, v._out_index, v._requires_grad = new.grad_fn, new._out_index, new._requires_grad
@@ -138,7 +136,6 @@ def rebase_saved_versions(root, box: list, old: int, new: int, mark: int) -> Non
     stays valid (values are immutable), so their saved versions move to `new`.
     torch gets the same effect by saving the original value of an in-place op's input.
     """
-    from .autograd.graph import Node
     stack, seen = [root], set()
     while stack:
         n = stack.pop()

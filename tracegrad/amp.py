@@ -41,6 +41,9 @@ import warnings
 
 from tracegrad.ir import types as T
 
+from .dispatch.frontend import TensorFrontend
+from .dispatch.hooks import register
+
 _CPU_LOWER = frozenset({
     "matmul", "mm", "bmm", "linear", "conv1d", "conv2d", "conv_transpose2d", "einsum",
     "tensordot", "scaled_dot_product_attention"})
@@ -89,10 +92,9 @@ def _set_region(region) -> None:
     _local.region = region
     after = region is not None
     if before != after:
-        from ._dispatch import EagerFrontend
         with _lock:
             _active[0] += 1 if after else -1
-            EagerFrontend.autocast_active = _active[0] > 0
+            TensorFrontend.autocast_active = _active[0] > 0
 
 
 class autocast:
@@ -224,3 +226,6 @@ def _widest(frontend, args, kwargs):
     dtypes = {frontend.type_of(x).dtype for a in (*args, *kwargs.values())
               for x in (a if isinstance(a, (list, tuple)) else (a,)) if _eligible(frontend, x)}
     return T.float32 if len(dtypes) > 1 else None
+
+
+register("autocast", call)   # the dispatcher's entry point calls it inside a region

@@ -23,7 +23,7 @@ from typing import NamedTuple
 from tracegrad.ir import types as T
 from tracegrad.ir.errors import DTypeError, LinAlgError
 
-from ._dispatch import EAGER
+from .dispatch.frontend import EAGER
 from .tensor import Tensor
 
 __all__ = ["LinAlgError", "cholesky", "det", "eigh", "inv", "matrix_norm", "norm", "qr",

@@ -14,9 +14,11 @@ import numpy as np
 from tracegrad.ir import types as T
 from tracegrad.ir.errors import TraceError
 from tracegrad.ir.graph import Value
+from tracegrad.ir.registry import CREATION, INTERNAL, REGISTRY
 
 from . import _state
-from ._device import CPU, check_device, is_device_name
+from ._device import check_device, is_device_name
+from ._tensor_str import tensor_repr
 
 
 def _operator(name: str, reflected: bool = False):
@@ -25,12 +27,12 @@ def _operator(name: str, reflected: bool = False):
     if reflected:
         def method(self, o):
             if type(o) in _PLAIN_OPERANDS:
-                return (_EAGER or _eager()).call(name, o, self)
+                return _DISPATCH.call(name, o, self)
             return _call(name, o, self)
     else:
         def method(self, o):
             if type(o) in _PLAIN_OPERANDS:
-                return (_EAGER or _eager()).call(name, self, o)
+                return _DISPATCH.call(name, self, o)
             return _call(name, self, o)
     method.__name__ = method.__qualname__ = f"{'r' if reflected else ''}{name}"
     return method
@@ -318,28 +320,8 @@ class Tensor:
         return self.__repr__()
 
     def __repr__(self) -> str:
-        if isinstance(self._data, Value):
-            return f"tensor(<traced {self._type}>)"
-        data = self._data
-        if self.dtype.is_floating_point:
-            data = np.asarray(data, dtype=np.float64)
-            body = np.array2string(data, separator=", ", prefix="tensor(", max_line_width=80,
-                                   formatter={"float_kind": _float_formatter(data)})
-        else:
-            body = np.array2string(data, separator=", ", prefix="tensor(", max_line_width=80)
-        extra = ""
-        if self.dtype not in (T.float32, T.int64, T.bool_, T.complex64):   # torch's defaults
-            extra += f", dtype={self.dtype!r}"
-        if self.grad_fn is not None:
-            extra += f", grad_fn=<{self.grad_fn.name()}>"
-        elif self._requires_grad:
-            extra += ", requires_grad=True"
-        if getattr(self, "_fw", None) is not None:   # a dual tensor shows its tangent, as torch
-            from .autograd.forward_ad import jvp_of
-            tangent = jvp_of(self)
-            if tangent is not None:
-                extra += f", tangent={tangent!r}"
-        return f"tensor({body}{extra})"
+        return tensor_repr(self)
+
 
     # ---- autograd -----------------------------------------------------------------
     @property
@@ -361,21 +343,6 @@ class Tensor:
             tracer.overwriting(self)
         self._data = value._data if isinstance(value, Tensor) else value
 
-    def detach(self) -> "Tensor":
-        """A tensor sharing this value, cut from the graph (torch.Tensor.detach).
-
-        In-place changes to either show in the other; they share the version counter.
-        """
-        from ._views import ALIAS
-        tracer = _state.local.tracer
-        data = self._data if tracer is None else tracer.value_of(self)
-        base = self._base if self._base is not None else self
-        out = Tensor(data, base=base, view_ops=self._view_ops + (ALIAS,))
-        if base._views is None:
-            base._views = []
-        base._views.append(weakref.ref(out))
-        return out
-
     def detach_(self) -> "Tensor":
         """Cut this tensor from the graph in place: it becomes a leaf that does not require
         grad (torch.Tensor.detach_).
@@ -391,383 +358,9 @@ class Tensor:
         self._retains_grad = False
         return self
 
-    def clone(self, *, memory_format=None) -> "Tensor":
-        """A differentiable copy with its own storage (torch.Tensor.clone; ``CloneBackward0``)."""
-        from ._dispatch import EAGER
-        return EAGER.call("clone", self, memory_format=memory_format)
-
     def is_inference(self) -> bool:
         """True for a tensor made inside `tg.inference_mode` (torch.Tensor.is_inference)."""
         return getattr(self, "_inference", False)
-
-    def register_hook(self, hook):
-        """Run ``hook(grad)`` when this tensor's gradient is computed (torch.Tensor.register_hook).
-
-        On a non-leaf it runs once the gradient is complete, before the node
-        that produced the tensor uses it; on a leaf, before the gradient is
-        accumulated into ``.grad`` (also for ``autograd.grad``).  A returned
-        tensor (same shape and dtype) replaces the gradient.  Hooks run in
-        registration order; see tracegrad/autograd/hooks.py for how they run
-        inside the compiled backward program.
-
-        Returns:
-            a handle whose ``remove()`` removes the hook.
-        Raises:
-            RuntimeError: the tensor does not require grad.
-        """
-        from .autograd.hooks import register_tensor_hook
-        return register_tensor_hook(self, hook)
-
-    def register_post_accumulate_grad_hook(self, hook):
-        """Run ``hook(tensor)`` after ``backward()`` accumulated into this leaf's ``.grad``
-        (torch.Tensor.register_post_accumulate_grad_hook).
-
-        Raises:
-            RuntimeError: on a non-leaf tensor, or one that does not require grad.
-        """
-        from .autograd.hooks import register_post_accumulate_grad_hook
-        return register_post_accumulate_grad_hook(self, hook)
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Accumulate d(self)/d(leaf) into each leaf's ``.grad`` (torch.Tensor.backward).
-
-        Args:
-            gradient: cotangent of the same shape as self; may be omitted for a
-                one-element tensor.
-            retain_graph: keep saved values for another backward (default: create_graph).
-        Raises:
-            RuntimeError: non-scalar output without ``gradient``, a tensor that
-                does not require grad, or a second backward through freed values.
-        """
-        from .autograd import backward
-        backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
-                 inputs=inputs)
-
-    # ---- in-place (recorded functionally) -------------------------------------------
-    def _inplace(self, result: "Tensor", name: str, mark: int | None = None) -> "Tensor":
-        """Make `result` this tensor's new value, keeping identity (torch's in-place ops).
-
-        On a view the new value is written through to the base (see _views.py);
-        every live view of the base is regenerated; the shared version counter
-        is bumped once.  Tape nodes recorded since `mark` (default: the node
-        that produced `result`) belong to this in-place op; their saved copies
-        of the old value stay valid (see `_views.rebase_saved_versions`).
-        """
-        from . import _views
-        if getattr(self, "_inference", False) and not _state.local.inference:
-            raise RuntimeError(f"{name}: Inplace update to inference tensor outside "
-                               "InferenceMode is not allowed. You can make a clone to get a "
-                               "normal tensor before doing inplace update.")
-        grad_on = _state.local.grad_enabled
-        if self._requires_grad and self.grad_fn is None and grad_on:
-            raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
-        base = self._base
-        if (base is not None and grad_on and base._requires_grad and base.grad_fn is None
-                and not any(op == "alias" for op, _ in self._view_ops)):
-            raise RuntimeError(f"{name}: a view of a leaf Variable that requires grad is being "
-                               "used in an in-place operation.")
-        if result.shape != self.shape:
-            raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the "
-                               f"broadcast shape {list(result.shape)}")
-        if result.dtype is not self.dtype:
-            if result.dtype.is_complex and not self.dtype.is_complex:   # torch refuses too
-                raise RuntimeError(f"{name}: result type {result.dtype.name} can't be cast to "
-                                   f"the desired output type {self.dtype.name}")
-            result = result.to(self.dtype)
-        if mark is None and result.grad_fn is not None:
-            mark = result.grad_fn.seq
-        old = self._vc[0]
-        owner = self if base is None else base
-        if base is None:
-            self._assign(result)
-        else:
-            base._assign(_views.write_through(self, result), track=not any(
-                op == "alias" for op, _ in self._view_ops), box=self._vc)
-        if mark is not None and owner.grad_fn is not None:
-            _views.rebase_saved_versions(owner.grad_fn, self._vc, old, self._vc[0], mark)
-        if owner._views:
-            _views.refresh(owner)
-        return self
-
-    def _inplace_apply(self, name: str, compute) -> "Tensor":
-        """Run `compute()` (the out-of-place op) and take its result in place."""
-        from .autograd.graph import next_mark
-        mark = next_mark()
-        return self._inplace(compute(), name, mark)
-
-    def _assign(self, value: "Tensor", track: bool = True, box: list | None = None) -> None:
-        """Take `value` as this tensor's new value (and its history, when `track`).
-
-        Bumps the version counter `box` (default: own; `.data` aliases have their own).
-        """
-        tracer = _state.local.tracer
-        if tracer is not None:   # tg.compile: lift a tensor overwritten unread (zero_, copy_)
-            tracer.overwriting(self)
-        self._data = value._data
-        if track and value.grad_fn is not None:
-            self.grad_fn, self._out_index, self._requires_grad = value.grad_fn, value._out_index, True
-        if getattr(value, "_fw", None) is not None or getattr(self, "_fw", None) is not None:
-            from .autograd.forward_ad import copy_tangent   # the tangent goes with the value
-            copy_tangent(self, value)
-        (self._vc if box is None else box)[0] += 1
-
-    def add_(self, other, alpha=1):
-        return self._inplace_apply("add_", lambda: self + (other if alpha == 1 else other * alpha))
-
-    def sub_(self, other, alpha=1):
-        return self._inplace_apply("sub_", lambda: self - (other if alpha == 1 else other * alpha))
-
-    def mul_(self, other):
-        return self._inplace_apply("mul_", lambda: self * other)
-
-    def div_(self, other):
-        return self._inplace_apply("div_", lambda: self / other)
-
-    def copy_(self, src):
-        from ._ops import expand, convert
-        src = src if isinstance(src, Tensor) else _wrap_like(src, self)
-        return self._inplace(expand(convert(src, self.dtype), self.shape), "copy_")
-
-    def zero_(self):
-        return self.fill_(0)
-
-    def fill_(self, value):
-        from ._ops import full
-        return self._inplace(full(self.shape, value, self.dtype), "fill_")
-
-    __iadd__ = add_
-    __isub__ = sub_
-    __imul__ = mul_
-    __itruediv__ = div_
-
-    # ---- conversions ----------------------------------------------------------------
-    def to(self, *args, **kwargs) -> "Tensor":
-        """This tensor in another dtype (torch.Tensor.to); self when nothing changes.
-
-        Accepts torch's forms ``to(dtype)``, ``to(device, dtype)``, ``to(other)`` (other's
-        dtype) and the keywords ``dtype``, ``device``, ``copy`` (always a new tensor) and
-        ``non_blocking`` (ignored). A cast between floating dtypes is differentiable; a cast
-        to or from an integer or bool dtype ends the graph, as in torch.
-
-        Raises:
-            TypeError: an unknown dtype or argument.
-            NotImplementedError: a device other than "cpu".
-        """
-        dtype, copy = parse_to_args("to", args, kwargs, ("copy",))
-        dtype = self.dtype if dtype is None else dtype
-        if dtype is self.dtype and not copy:
-            return self
-        from ._ops import convert
-        return convert(self, dtype)
-
-    # devices: tracegrad tensors always live on the host (see _device.py)
-    @property
-    def device(self):
-        """``tg.device("cpu")``: where the tensor lives (torch.Tensor.device)."""
-        return CPU
-
-    is_cuda = False   # torch.Tensor.is_cuda
-    is_cpu = True     # torch.Tensor.is_cpu
-
-    def get_device(self) -> int:
-        """-1, torch's answer for a CPU tensor (torch.Tensor.get_device)."""
-        return -1
-
-    def cpu(self, memory_format=None) -> "Tensor":
-        """`self`: the tensor is on the CPU already (torch.Tensor.cpu)."""
-        return self
-
-    def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> "Tensor":
-        """torch.Tensor.cuda; always raises NotImplementedError (tracegrad tensors live on
-        the CPU), as ``to("cuda")`` does."""
-        check_device("Tensor.cuda", "cuda")
-
-    def contiguous(self, memory_format=None) -> "Tensor":
-        """`self` (torch.Tensor.contiguous): tracegrad tensors are always contiguous."""
-        return self
-
-    def is_contiguous(self, memory_format=None) -> bool:
-        return True
-
-    # ---- new_* : tensors with this tensor's dtype (and device) by default --------------
-    def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False):
-        """``tg.tensor(data)`` in `self`'s dtype unless `dtype` is given, whatever the data
-        (``int_tensor.new_tensor([1.7])`` truncates to 1, as torch.Tensor.new_tensor)."""
-        from ._creation import tensor
-        check_device("Tensor.new_tensor", device)
-        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
-
-    def new_full(self, size, fill_value, *, dtype=None, device=None,
-                 requires_grad: bool = False) -> "Tensor":
-        """``tg.full(size, fill_value)`` in `self`'s dtype unless `dtype` is given
-        (torch.Tensor.new_full; a float fill for an int tensor is truncated, as torch)."""
-        from ._creation import full
-        check_device("Tensor.new_full", device)
-        return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
-
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False):
-        """torch.Tensor.new_zeros: zeros of `size` in `self`'s dtype unless `dtype` is given."""
-        check_device("Tensor.new_zeros", device)
-        return self.new_full(_varargs(size), 0, dtype=dtype, requires_grad=requires_grad)
-
-    def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False):
-        """torch.Tensor.new_ones: ones of `size` in `self`'s dtype unless `dtype` is given."""
-        check_device("Tensor.new_ones", device)
-        return self.new_full(_varargs(size), 1, dtype=dtype, requires_grad=requires_grad)
-
-    def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False):
-        """torch.Tensor.new_empty; its values are zeros here (see `tg.empty`)."""
-        check_device("Tensor.new_empty", device)
-        return self.new_zeros(*size, dtype=dtype, requires_grad=requires_grad)
-
-    # ---- comparisons of whole tensors (composed of registry ops, see _composite.py) -----
-    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08,
-                equal_nan: bool = False) -> "Tensor":
-        from ._composite import isclose
-        return isclose(self, other, rtol, atol, equal_nan)
-
-    def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08,
-                 equal_nan: bool = False) -> bool:
-        from ._composite import allclose
-        return allclose(self, other, rtol, atol, equal_nan)
-
-    def equal(self, other) -> bool:
-        from ._composite import equal
-        return equal(self, other)
-
-    def floor_divide(self, other) -> "Tensor":
-        from ._composite import floor_divide
-        return floor_divide(self, other)
-
-    def float(self):
-        return self.to(T.float32)
-
-    def double(self):
-        return self.to(T.float64)
-
-    def half(self):
-        return self.to(T.float16)
-
-    def bfloat16(self):
-        return self.to(T.bfloat16)
-
-    def long(self):
-        return self.to(T.int64)
-
-    def int(self):
-        return self.to(T.int32)
-
-    def bool(self):
-        return self.to(T.bool_)
-
-    def type_as(self, other):
-        return self.to(other.dtype)
-
-    # ---- torch method spellings that differ from the op signatures ------------------
-    def view(self, *shape):
-        from ._ops import reshape
-        return reshape(self, _varargs(shape))
-
-    def reshape(self, *shape):
-        from ._ops import reshape
-        return reshape(self, _varargs(shape))
-
-    def permute(self, *dims):
-        from ._ops import permute
-        return permute(self, _varargs(dims))
-
-    def expand(self, *sizes):
-        from ._ops import expand
-        return expand(self, _varargs(sizes))
-
-    def expand_as(self, other):
-        return self.expand(other.shape)
-
-    def view_as(self, other):
-        return self.view(other.shape)
-
-    def repeat(self, *repeats):
-        from ._ops import repeat
-        return repeat(self, _varargs(repeats))
-
-    def tile(self, *dims):
-        from ._ops import tile
-        return tile(self, _varargs(dims))
-
-    def flip(self, *dims):
-        from ._ops import flip
-        return flip(self, _varargs(dims))
-
-    def where(self, condition, other):
-        """torch.Tensor.where: `self` where `condition` holds, else `other`."""
-        from ._ops import where
-        return where(condition, self, other)
-
-    def nonzero(self, *, as_tuple: bool = False):
-        from ._indexing import nonzero
-        return nonzero(self, as_tuple=as_tuple)
-
-    def masked_select(self, mask):
-        from ._indexing import masked_select
-        return masked_select(self, mask)
-
-    # in-place forms of indexing ops: the out-of-place op's result taken in place
-    def masked_fill_(self, mask, value):
-        return self._inplace_apply("masked_fill_", lambda: _call_kw(
-            "masked_fill", self, mask, value))
-
-    def index_add_(self, dim, index, source, *, alpha=1):
-        return self._inplace_apply("index_add_", lambda: _call_kw(
-            "index_add", self, dim, index, source, alpha=alpha))
-
-    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
-        return self._inplace_apply("scatter_", lambda: _call_kw(
-            "scatter", self, dim, index, src, value=value, reduce=reduce))
-
-    def scatter_add_(self, dim, index, src):
-        return self._inplace_apply("scatter_add_", lambda: _call_kw(
-            "scatter_add", self, dim, index, src))
-
-    @property
-    def T(self):
-        return self.permute(tuple(reversed(range(self.ndim))))
-
-    @property
-    def mT(self):
-        if self.ndim < 2:
-            from tracegrad.ir.errors import ShapeError
-            raise ShapeError(f"mT: tensor.mT is only supported on matrices or batches of "
-                             f"matrices, got a {self.ndim}-D tensor {self._type}")
-        return self.transpose(-2, -1)
-
-    @property
-    def mH(self):
-        """The conjugate transpose of the last two dims (torch.Tensor.mH), a view; for a
-        real tensor equal to `mT`.
-
-        Raises:
-            ShapeError: fewer than 2 dims.
-        """
-        return self.mT.conj()
-
-    def adjoint(self):
-        """torch.Tensor.adjoint: the same as `mH`."""
-        return self.mH
-
-    def __getitem__(self, key):
-        from ._indexing import getitem
-        return getitem(self, key)
-
-    def __setitem__(self, key, value) -> None:
-        """``self[key] = value`` (torch's index_put_/copy_ into a view), recorded functionally.
-
-        `key` is anything `__getitem__` takes; `value` (a number or a tensor, cast to
-        self's dtype) broadcasts to the indexed shape.  With repeated indices one of
-        the writes wins (which one is unspecified, as in torch).
-        """
-        from ._indexing import setitem_value
-        self._inplace_apply("__setitem__", lambda: setitem_value(self, key, value))
 
     # ---- operators ------------------------------------------------------------------
     __add__ = _operator("add")
@@ -784,21 +377,6 @@ class Tensor:
     __rmatmul__ = _operator("matmul", reflected=True)
     __mod__ = _operator("remainder")    # Python's %: sign of the divisor (torch.remainder)
     __rmod__ = _operator("remainder", reflected=True)
-
-    def __floordiv__(self, o):
-        """``self // o``: torch.floor_divide (no op of its own; see _composite.py)."""
-        o = _operand(o)
-        if o is NotImplemented:
-            return o
-        from ._composite import floor_divide
-        return floor_divide(self, o)
-
-    def __rfloordiv__(self, o):
-        o = _operand(o)
-        if o is NotImplemented:
-            return o
-        from ._composite import floor_divide
-        return floor_divide(o, self)
 
     def __neg__(self): return _call("neg", self)
     def __pos__(self): return self
@@ -843,30 +421,6 @@ def _new_tensor(data, inference: bool) -> Tensor:
     return t
 
 
-def _float_formatter(data: np.ndarray):
-    """torch's print format for floats (torch/_tensor_str.py): ``2.`` when every value is
-    integral, else 4 decimals (``0.2500``), scientific when magnitudes span more than
-    1000x or leave [1e-4, 1e8]; all values right-aligned to one width."""
-    finite = np.abs(data[np.isfinite(data) & (data != 0)])
-    if finite.size == 0:
-        int_mode, sci = True, False
-    else:
-        lo, hi = finite.min(), finite.max()
-        int_mode = bool(np.all(finite == np.ceil(finite)))
-        sci = hi / lo > 1000.0 or hi > 1.0e8 or (not int_mode and lo < 1.0e-4)
-
-    def fmt(v) -> str:
-        if sci:
-            return f"{v:.4e}"
-        if int_mode:
-            return f"{v:.0f}" + ("." if np.isfinite(v) else "")
-        return f"{v:.4f}"
-
-    vals = data[np.isfinite(data) & (data != 0)] if finite.size else data.reshape(-1)[:0]
-    width = max([1] + [len(fmt(v)) for v in vals.reshape(-1)])
-    return lambda v: fmt(v).rjust(width)
-
-
 def _varargs(args):
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         return tuple(args[0])
@@ -876,8 +430,6 @@ def _varargs(args):
 def _wrap_like(value, like: Tensor) -> Tensor:
     return Tensor(np.asarray(value, dtype=like.dtype.numpy))
 
-
-_OPERANDS = (Tensor, bool, int, float, complex)   # what operators pass on unchanged
 
 
 def _operand(a):
@@ -891,19 +443,12 @@ def _operand(a):
     return NotImplemented
 
 
-_EAGER = None   # tracegrad._dispatch.EAGER, bound on first use (_dispatch imports this module)
-
-
-def _eager():
-    global _EAGER
-    from ._dispatch import EAGER
-    _EAGER = EAGER
-    return EAGER
+_DISPATCH = None   # tracegrad.dispatch.frontend.DISPATCHER, which sets it (it imports this module)
 
 
 def _call(name, *args):
     """A Python operator: Tensor op Tensor/number, else NotImplemented (Python's TypeError)."""
-    eager = _EAGER or _eager()
+    eager = _DISPATCH
     for a in args:   # the common case: tensors and Python numbers, passed on as they are
         if not isinstance(a, (Tensor, bool, int, float)):
             break
@@ -915,9 +460,21 @@ def _call(name, *args):
     return eager.call(name, *args)
 
 
+def attach(methods: type) -> type:
+    """Class decorator: install what class `methods` defines (methods, properties, class
+    attributes) on `Tensor`.  Modules that build on Tensor (in-place ops, conversions,
+    autograd's ``backward``) define its methods this way, so tensor.py imports none of them."""
+    for name, value in vars(methods).items():
+        if name in ("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__"):
+            continue
+        if callable(value) and hasattr(value, "__qualname__"):
+            value.__qualname__ = f"Tensor.{name}"
+        setattr(Tensor, name, value)
+    return methods
+
+
 def _add_registry_methods() -> None:
     """Every registered op is a Tensor method unless the class spells it itself."""
-    from tracegrad.ir.registry import CREATION, INTERNAL, REGISTRY
     for name, op in REGISTRY.items():
         if op.flags & (CREATION | INTERNAL) or hasattr(Tensor, name) or op.variadic:
             continue
@@ -925,7 +482,7 @@ def _add_registry_methods() -> None:
 
 
 def _call_kw(name, *args, **kwargs):
-    return (_EAGER or _eager()).call(name, *args, **kwargs)
+    return _DISPATCH.call(name, *args, **kwargs)
 
 
 class Parameter(Tensor):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tracegrad as tg
-from tracegrad._dispatch import EAGER
+from tracegrad.dispatch.frontend import EAGER
 from tracegrad.autograd import GradcheckError, gradcheck, gradgradcheck
 from tracegrad.ir.ops._common import same_as_first
 from tracegrad.ir.registry import ELEMENTWISE, REGISTRY, defop

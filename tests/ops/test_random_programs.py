@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tracegrad as tg
-from tracegrad._dispatch import EAGER
+from tracegrad.dispatch.frontend import EAGER
 from tracegrad.autograd import engine
 from tracegrad.backends import interpreter
 from tracegrad.ir import Builder, Graph, TensorType, print_graph, verify

@@ -9,6 +9,7 @@ from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                         no_grad, set_grad_enabled)
 from .graph import AccumulateGrad, Node
+from . import record, tensor_methods  # noqa: F401  (record-time extras; Tensor.backward ...)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 
 __all__ = ["AccumulateGrad", "Function", "FunctionCtx", "Node", "backward", "detect_anomaly",

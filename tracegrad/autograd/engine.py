@@ -472,7 +472,7 @@ def run_graph_on_tensors(g: Graph, inputs: list[Tensor], tape: list[Node] = (),
     carries the forward op's source line and the traced forward node's id.
     Host calls (hooks, Function backwards) run on the tensors (see hooks.py).
     """
-    from .._dispatch import EAGER
+    from ..dispatch.frontend import EAGER
     local = _state.local
     env = {id(v): t for v, t in zip(g.inputs, inputs)}
     plan = anomaly.nan_plan(g) if local.anomaly else None

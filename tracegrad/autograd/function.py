@@ -225,7 +225,7 @@ def _bind(cls, args, kwargs) -> tuple:
 
 
 def _apply(cls, args: tuple, ctx_out: list | None = None):
-    from .._dispatch import _edge
+    from ..dispatch.record import edge as _edge
     from ..tensor import Tensor
     from .grad_mode import no_grad
     local = _state.local

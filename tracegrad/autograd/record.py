@@ -1,7 +1,8 @@
 """Record-time extras: what the dispatcher does for a new tape node beyond the usual.
 
-The record block in ``_dispatch.py`` reads one thread-local flag
-(``record_extras``) and calls `on_record` only while one of these is on:
+The dispatcher's record step (tracegrad/dispatch/record.py) reads one
+thread-local flag (``record_extras``) and calls `on_record` (registered in its
+``on_record`` hook slot) only while one of these is on:
 
 - anomaly mode: keep the forward stack, so a failing backward node can
   name the forward call that created it;
@@ -13,6 +14,7 @@ from __future__ import annotations
 import traceback
 
 from .. import _state
+from ..dispatch.hooks import register
 from .saved_hooks import pack_node, saved_positions
 
 INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors "
@@ -45,3 +47,6 @@ def check_inference(node, operands: list) -> None:
         if not is_out and getattr(operands[k], "_inference", False):
             raise RuntimeError(f"{node.op.name}: {INFERENCE_SAVED} (input {k}, "
                                f"{operands[k]._type}, is an inference tensor)")
+
+
+register("on_record", on_record)

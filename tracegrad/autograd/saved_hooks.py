@@ -16,7 +16,13 @@ the hooks own it.
 """
 from __future__ import annotations
 
+from tracegrad.ir.builder import Builder
+from tracegrad.ir.graph import Graph, Node as IRNode
+
 from .. import _state
+from ..dispatch.hooks import register
+from ..dispatch.tape import AccumulateGrad
+from ..tensor import Tensor
 
 
 class _Packed:
@@ -35,10 +41,7 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "calling backward.")
 
 
-def refresh_record_extras() -> None:
-    """Recompute the one flag the dispatcher's record block reads (see record.py)."""
-    local = _state.local
-    local.record_extras = bool(local.anomaly or local.saved_hooks or local.inference_seen)
+refresh_record_extras = _state.refresh_record_extras   # (anomaly.py and this module call it)
 
 
 # ---- which values a node saves -------------------------------------------------------------
@@ -56,8 +59,6 @@ def vjp_reads(op, attrs: dict, in_types: tuple, out_types: tuple, needs: tuple) 
         key, hit = None, None
     if hit is not None:
         return hit
-    from tracegrad.ir.builder import Builder
-    from tracegrad.ir.graph import Graph, Node as IRNode
     g = Graph("saved_probe")
     ins = [g.add_input(t) for t in in_types]
     fwd = IRNode(op.name, ins, attrs, out_types)
@@ -165,8 +166,6 @@ def saved_attribute(node, where: tuple, raw: bool):
 
 def as_tensor(node, is_out: bool, k: int, data):
     """Saved value `data` of `node` as a tensor with its history (an unpacked saved variable)."""
-    from ..tensor import Tensor
-    from .graph import AccumulateGrad
     if is_out:
         return Tensor(data, requires_grad=True, grad_fn=node, out_index=k)
     edge = node.edges[k]
@@ -214,7 +213,6 @@ def pack_node(node, operands: list, outs: list) -> None:
 
 def unpack_value(node, is_out: bool, k: int):
     """Call the unpack hook of `node`'s packed value; a tensor of the saved type."""
-    from ..tensor import Tensor
     packed, unpack = node.extra.packed[(is_out, k)]
     local = _state.local
     stack = local.saved_hooks
@@ -326,7 +324,6 @@ class allow_mutation_on_saved_tensors:
         return (t, t._data, t._vc[0], t._vc)
 
     def _unpack(self, packed):
-        from ..tensor import Tensor
         if not self.active:
             raise RuntimeError("Trying to backward outside of the "
                                "'allow_mutation_on_saved_tensors' context in which the graph was "
@@ -344,3 +341,7 @@ class allow_mutation_on_saved_tensors:
     def __exit__(self, *exc):
         self.active = False
         return self._hooks.__exit__(*exc)
+
+
+register("saved_names", saved_names)          # the tape's _saved_<name> accessors
+register("saved_attribute", saved_attribute)

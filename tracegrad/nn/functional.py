@@ -11,7 +11,7 @@ from tracegrad.ir.ops.index import checked_index
 from tracegrad.ir.registry import REGISTRY
 
 from .. import _creation, _ops
-from .._dispatch import EAGER
+from ..dispatch.frontend import EAGER
 from .._ops import (adaptive_avg_pool2d, avg_pool2d, binary_cross_entropy,
                     binary_cross_entropy_with_logits, conv1d, conv2d, conv_transpose2d,
                     cosine_similarity, cross_entropy, gelu, group_norm, huber_loss, kl_div,

@@ -1,0 +1,109 @@
+"""Tensor's in-place ops (``add_``, ``copy_``, ``x[i] = v`` ...), recorded functionally.
+
+Values are immutable arrays: an in-place op computes its result out of place,
+then the tensor takes it as its new value, keeping its identity; views write
+through to their base (see _views.py).  Installed on `Tensor` (tensor.py
+`attach`) when tracegrad is imported.
+"""
+from __future__ import annotations
+
+from . import _ops, _state, _views
+from .dispatch.hooks import HOOKS
+from .dispatch.tape import next_mark
+from .tensor import Tensor, _wrap_like, attach
+
+
+@attach
+class _InplaceMethods:
+    # ---- in-place (recorded functionally) -------------------------------------------
+    def _inplace(self, result: "Tensor", name: str, mark: int | None = None) -> "Tensor":
+        """Make `result` this tensor's new value, keeping identity (torch's in-place ops).
+
+        On a view the new value is written through to the base (see _views.py);
+        every live view of the base is regenerated; the shared version counter
+        is bumped once.  Tape nodes recorded since `mark` (default: the node
+        that produced `result`) belong to this in-place op; their saved copies
+        of the old value stay valid (see `_views.rebase_saved_versions`).
+        """
+        if getattr(self, "_inference", False) and not _state.local.inference:
+            raise RuntimeError(f"{name}: Inplace update to inference tensor outside "
+                               "InferenceMode is not allowed. You can make a clone to get a "
+                               "normal tensor before doing inplace update.")
+        grad_on = _state.local.grad_enabled
+        if self._requires_grad and self.grad_fn is None and grad_on:
+            raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        base = self._base
+        if (base is not None and grad_on and base._requires_grad and base.grad_fn is None
+                and not any(op == "alias" for op, _ in self._view_ops)):
+            raise RuntimeError(f"{name}: a view of a leaf Variable that requires grad is being "
+                               "used in an in-place operation.")
+        if result.shape != self.shape:
+            raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(result.shape)}")
+        if result.dtype is not self.dtype:
+            if result.dtype.is_complex and not self.dtype.is_complex:   # torch refuses too
+                raise RuntimeError(f"{name}: result type {result.dtype.name} can't be cast to "
+                                   f"the desired output type {self.dtype.name}")
+            result = result.to(self.dtype)
+        if mark is None and result.grad_fn is not None:
+            mark = result.grad_fn.seq
+        old = self._vc[0]
+        owner = self if base is None else base
+        if base is None:
+            self._assign(result)
+        else:
+            base._assign(_views.write_through(self, result), track=not any(
+                op == "alias" for op, _ in self._view_ops), box=self._vc)
+        if mark is not None and owner.grad_fn is not None:
+            _views.rebase_saved_versions(owner.grad_fn, self._vc, old, self._vc[0], mark)
+        if owner._views:
+            _views.refresh(owner)
+        return self
+
+    def _inplace_apply(self, name: str, compute) -> "Tensor":
+        """Run `compute()` (the out-of-place op) and take its result in place."""
+        mark = next_mark()
+        return self._inplace(compute(), name, mark)
+
+    def _assign(self, value: "Tensor", track: bool = True, box: list | None = None) -> None:
+        """Take `value` as this tensor's new value (and its history, when `track`).
+
+        Bumps the version counter `box` (default: own; `.data` aliases have their own).
+        """
+        tracer = _state.local.tracer
+        if tracer is not None:   # tg.compile: lift a tensor overwritten unread (zero_, copy_)
+            tracer.overwriting(self)
+        self._data = value._data
+        if track and value.grad_fn is not None:
+            self.grad_fn, self._out_index, self._requires_grad = value.grad_fn, value._out_index, True
+        if getattr(value, "_fw", None) is not None or getattr(self, "_fw", None) is not None:
+            HOOKS.copy_tangent(self, value)
+        (self._vc if box is None else box)[0] += 1
+
+    def add_(self, other, alpha=1):
+        return self._inplace_apply("add_", lambda: self + (other if alpha == 1 else other * alpha))
+
+    def sub_(self, other, alpha=1):
+        return self._inplace_apply("sub_", lambda: self - (other if alpha == 1 else other * alpha))
+
+    def mul_(self, other):
+        return self._inplace_apply("mul_", lambda: self * other)
+
+    def div_(self, other):
+        return self._inplace_apply("div_", lambda: self / other)
+
+    def copy_(self, src):
+        src = src if isinstance(src, Tensor) else _wrap_like(src, self)
+        return self._inplace(_ops.expand(_ops.convert(src, self.dtype), self.shape), "copy_")
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def fill_(self, value):
+        return self._inplace(_ops.full(self.shape, value, self.dtype), "fill_")
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_

@@ -1,0 +1,261 @@
+"""Tensor methods that compose ops: conversions, devices, ``new_*``, torch's method spellings
+(``view(*shape)``, ``permute(*dims)``), indexing, ``detach`` and ``clone``.
+
+Installed on `Tensor` (tensor.py `attach`) when tracegrad is imported: they call the op
+functions (_ops.py, _indexing.py, _creation.py), which are built on Tensor, so tensor.py
+itself cannot import them.  The torch-named op methods generated from the registry are
+added after these (`_add_registry_methods`).
+"""
+from __future__ import annotations
+
+import weakref
+
+from tracegrad.ir import types as T
+from tracegrad.ir.errors import ShapeError
+
+from . import _composite, _creation, _indexing, _ops, _state, _views
+from ._device import CPU, check_device
+from .dispatch.frontend import DISPATCHER
+from .tensor import Tensor, _call_kw, _operand, _varargs, attach, parse_to_args
+
+
+@attach
+class _TensorMethods:
+    def detach(self) -> "Tensor":
+        """A tensor sharing this value, cut from the graph (torch.Tensor.detach).
+
+        In-place changes to either show in the other; they share the version counter.
+        """
+        tracer = _state.local.tracer
+        data = self._data if tracer is None else tracer.value_of(self)
+        base = self._base if self._base is not None else self
+        out = Tensor(data, base=base, view_ops=self._view_ops + (_views.ALIAS,))
+        if base._views is None:
+            base._views = []
+        base._views.append(weakref.ref(out))
+        return out
+
+    def clone(self, *, memory_format=None) -> "Tensor":
+        """A differentiable copy with its own storage (torch.Tensor.clone; ``CloneBackward0``)."""
+        return DISPATCHER.call("clone", self, memory_format=memory_format)
+
+    # ---- conversions ----------------------------------------------------------------
+    def to(self, *args, **kwargs) -> "Tensor":
+        """This tensor in another dtype (torch.Tensor.to); self when nothing changes.
+
+        Accepts torch's forms ``to(dtype)``, ``to(device, dtype)``, ``to(other)`` (other's
+        dtype) and the keywords ``dtype``, ``device``, ``copy`` (always a new tensor) and
+        ``non_blocking`` (ignored). A cast between floating dtypes is differentiable; a cast
+        to or from an integer or bool dtype ends the graph, as in torch.
+
+        Raises:
+            TypeError: an unknown dtype or argument.
+            NotImplementedError: a device other than "cpu".
+        """
+        dtype, copy = parse_to_args("to", args, kwargs, ("copy",))
+        dtype = self.dtype if dtype is None else dtype
+        if dtype is self.dtype and not copy:
+            return self
+        return _ops.convert(self, dtype)
+
+    # devices: tracegrad tensors always live on the host (see _device.py)
+    @property
+    def device(self):
+        """``tg.device("cpu")``: where the tensor lives (torch.Tensor.device)."""
+        return CPU
+
+    is_cuda = False   # torch.Tensor.is_cuda
+    is_cpu = True     # torch.Tensor.is_cpu
+
+    def get_device(self) -> int:
+        """-1, torch's answer for a CPU tensor (torch.Tensor.get_device)."""
+        return -1
+
+    def cpu(self, memory_format=None) -> "Tensor":
+        """`self`: the tensor is on the CPU already (torch.Tensor.cpu)."""
+        return self
+
+    def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> "Tensor":
+        """torch.Tensor.cuda; always raises NotImplementedError (tracegrad tensors live on
+        the CPU), as ``to("cuda")`` does."""
+        check_device("Tensor.cuda", "cuda")
+
+    def contiguous(self, memory_format=None) -> "Tensor":
+        """`self` (torch.Tensor.contiguous): tracegrad tensors are always contiguous."""
+        return self
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return True
+
+    # ---- new_* : tensors with this tensor's dtype (and device) by default --------------
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False):
+        """``tg.tensor(data)`` in `self`'s dtype unless `dtype` is given, whatever the data
+        (``int_tensor.new_tensor([1.7])`` truncates to 1, as torch.Tensor.new_tensor)."""
+        check_device("Tensor.new_tensor", device)
+        return _creation.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None,
+                 requires_grad: bool = False) -> "Tensor":
+        """``tg.full(size, fill_value)`` in `self`'s dtype unless `dtype` is given
+        (torch.Tensor.new_full; a float fill for an int tensor is truncated, as torch)."""
+        check_device("Tensor.new_full", device)
+        return _creation.full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False):
+        """torch.Tensor.new_zeros: zeros of `size` in `self`'s dtype unless `dtype` is given."""
+        check_device("Tensor.new_zeros", device)
+        return self.new_full(_varargs(size), 0, dtype=dtype, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False):
+        """torch.Tensor.new_ones: ones of `size` in `self`'s dtype unless `dtype` is given."""
+        check_device("Tensor.new_ones", device)
+        return self.new_full(_varargs(size), 1, dtype=dtype, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False):
+        """torch.Tensor.new_empty; its values are zeros here (see `tg.empty`)."""
+        check_device("Tensor.new_empty", device)
+        return self.new_zeros(*size, dtype=dtype, requires_grad=requires_grad)
+
+    # ---- comparisons of whole tensors (composed of registry ops, see _composite.py) -----
+    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08,
+                equal_nan: bool = False) -> "Tensor":
+        return _composite.isclose(self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08,
+                 equal_nan: bool = False) -> bool:
+        return _composite.allclose(self, other, rtol, atol, equal_nan)
+
+    def equal(self, other) -> bool:
+        return _composite.equal(self, other)
+
+    def floor_divide(self, other) -> "Tensor":
+        return _composite.floor_divide(self, other)
+
+    def float(self):
+        return self.to(T.float32)
+
+    def double(self):
+        return self.to(T.float64)
+
+    def half(self):
+        return self.to(T.float16)
+
+    def bfloat16(self):
+        return self.to(T.bfloat16)
+
+    def long(self):
+        return self.to(T.int64)
+
+    def int(self):
+        return self.to(T.int32)
+
+    def bool(self):
+        return self.to(T.bool_)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    # ---- torch method spellings that differ from the op signatures ------------------
+    def view(self, *shape):
+        return _ops.reshape(self, _varargs(shape))
+
+    def reshape(self, *shape):
+        return _ops.reshape(self, _varargs(shape))
+
+    def permute(self, *dims):
+        return _ops.permute(self, _varargs(dims))
+
+    def expand(self, *sizes):
+        return _ops.expand(self, _varargs(sizes))
+
+    def expand_as(self, other):
+        return self.expand(other.shape)
+
+    def view_as(self, other):
+        return self.view(other.shape)
+
+    def repeat(self, *repeats):
+        return _ops.repeat(self, _varargs(repeats))
+
+    def tile(self, *dims):
+        return _ops.tile(self, _varargs(dims))
+
+    def flip(self, *dims):
+        return _ops.flip(self, _varargs(dims))
+
+    def where(self, condition, other):
+        """torch.Tensor.where: `self` where `condition` holds, else `other`."""
+        return _ops.where(condition, self, other)
+
+    def nonzero(self, *, as_tuple: bool = False):
+        return _indexing.nonzero(self, as_tuple=as_tuple)
+
+    def masked_select(self, mask):
+        return _indexing.masked_select(self, mask)
+
+    # in-place forms of indexing ops: the out-of-place op's result taken in place
+    def masked_fill_(self, mask, value):
+        return self._inplace_apply("masked_fill_", lambda: _call_kw(
+            "masked_fill", self, mask, value))
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return self._inplace_apply("index_add_", lambda: _call_kw(
+            "index_add", self, dim, index, source, alpha=alpha))
+
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        return self._inplace_apply("scatter_", lambda: _call_kw(
+            "scatter", self, dim, index, src, value=value, reduce=reduce))
+
+    def scatter_add_(self, dim, index, src):
+        return self._inplace_apply("scatter_add_", lambda: _call_kw(
+            "scatter_add", self, dim, index, src))
+
+    @property
+    def T(self):
+        return self.permute(tuple(reversed(range(self.ndim))))
+
+    @property
+    def mT(self):
+        if self.ndim < 2:
+            raise ShapeError(f"mT: tensor.mT is only supported on matrices or batches of "
+                             f"matrices, got a {self.ndim}-D tensor {self._type}")
+        return self.transpose(-2, -1)
+
+    @property
+    def mH(self):
+        """The conjugate transpose of the last two dims (torch.Tensor.mH), a view; for a
+        real tensor equal to `mT`.
+
+        Raises:
+            ShapeError: fewer than 2 dims.
+        """
+        return self.mT.conj()
+
+    def adjoint(self):
+        """torch.Tensor.adjoint: the same as `mH`."""
+        return self.mH
+
+    def __getitem__(self, key):
+        return _indexing.getitem(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        """``self[key] = value`` (torch's index_put_/copy_ into a view), recorded functionally.
+
+        `key` is anything `__getitem__` takes; `value` (a number or a tensor, cast to
+        self's dtype) broadcasts to the indexed shape.  With repeated indices one of
+        the writes wins (which one is unspecified, as in torch).
+        """
+        self._inplace_apply("__setitem__", lambda: _indexing.setitem_value(self, key, value))
+
+    def __floordiv__(self, o):
+        """``self // o``: torch.floor_divide (no op of its own; see _composite.py)."""
+        o = _operand(o)
+        if o is NotImplemented:
+            return o
+        return _composite.floor_divide(self, o)
+
+    def __rfloordiv__(self, o):
+        o = _operand(o)
+        if o is NotImplemented:
+            return o
+        return _composite.floor_divide(o, self)

@@ -1,0 +1,58 @@
+"""How a tensor prints: torch's ``tensor([...], dtype=..., grad_fn=<...>)``."""
+from __future__ import annotations
+
+import numpy as np
+
+from tracegrad.ir import types as T
+from tracegrad.ir.graph import Value
+
+from .dispatch.hooks import HOOKS
+
+
+def tensor_repr(self) -> str:
+    """torch's repr of a tensor: values, non-default dtype, grad_fn / requires_grad, tangent."""
+    if isinstance(self._data, Value):
+        return f"tensor(<traced {self._type}>)"
+    data = self._data
+    if self.dtype.is_floating_point:
+        data = np.asarray(data, dtype=np.float64)
+        body = np.array2string(data, separator=", ", prefix="tensor(", max_line_width=80,
+                               formatter={"float_kind": _float_formatter(data)})
+    else:
+        body = np.array2string(data, separator=", ", prefix="tensor(", max_line_width=80)
+    extra = ""
+    if self.dtype not in (T.float32, T.int64, T.bool_, T.complex64):   # torch's defaults
+        extra += f", dtype={self.dtype!r}"
+    if self.grad_fn is not None:
+        extra += f", grad_fn=<{self.grad_fn.name()}>"
+    elif self._requires_grad:
+        extra += ", requires_grad=True"
+    if getattr(self, "_fw", None) is not None:   # a dual tensor shows its tangent, as torch
+        tangent = HOOKS.tangent_of(self)
+        if tangent is not None:
+            extra += f", tangent={tangent!r}"
+    return f"tensor({body}{extra})"
+
+
+def _float_formatter(data: np.ndarray):
+    """torch's print format for floats (torch/_tensor_str.py): ``2.`` when every value is
+    integral, else 4 decimals (``0.2500``), scientific when magnitudes span more than
+    1000x or leave [1e-4, 1e8]; all values right-aligned to one width."""
+    finite = np.abs(data[np.isfinite(data) & (data != 0)])
+    if finite.size == 0:
+        int_mode, sci = True, False
+    else:
+        lo, hi = finite.min(), finite.max()
+        int_mode = bool(np.all(finite == np.ceil(finite)))
+        sci = hi / lo > 1000.0 or hi > 1.0e8 or (not int_mode and lo < 1.0e-4)
+
+    def fmt(v) -> str:
+        if sci:
+            return f"{v:.4e}"
+        if int_mode:
+            return f"{v:.0f}" + ("." if np.isfinite(v) else "")
+        return f"{v:.4f}"
+
+    vals = data[np.isfinite(data) & (data != 0)] if finite.size else data.reshape(-1)[:0]
+    width = max([1] + [len(fmt(v)) for v in vals.reshape(-1)])
+    return lambda v: fmt(v).rjust(width)

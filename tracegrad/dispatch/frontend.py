@@ -1,0 +1,120 @@
+"""`TensorFrontend`: the one entry point of every op call on Tensors.
+
+``a + b``, ``tg.mul(a, b)``, ``a.mul(b)`` and the engine's replay of a
+backward program all reach `DISPATCHER.call` (`ir.builder.Frontend.call`):
+bind the arguments by the op's declaration, expand a composite, promote,
+infer, with the outcome cached per (op, attributes, operand types) as a
+`_Plan`.  Then `run_plan` turns scalar operands into shared constants and
+hands the application to the thread's mode (`modes.py`: eager kernels, a
+tg.compile trace, the profiler), which records the tape (`record.py`).
+
+What is costly per op is done once per kind of call instead (see
+docs/performance.md, "Eager per-op overhead"): the plan cache, the thread
+state read once as its dict, shared scalar constants, the user's line
+captured as (code, line) and formatted only when read.
+"""
+from __future__ import annotations
+
+from tracegrad.ir import types as T
+from tracegrad.ir.builder import _PY_SCALARS, Frontend, py_number
+from tracegrad.ir.graph import Value
+
+from .. import _state, tensor as _tensor_module
+from ..tensor import Tensor, _new_tensor
+from . import modes  # noqa: F401  (installs the thread's mode selector in _state)
+from .constants import CONSTANTS, SHARED_CONSTANT, shared_constant
+from .hooks import HOOKS
+from .tape import Node, _camel
+
+_LOCAL = _state.local
+
+
+class TensorFrontend(Frontend):
+    """Applies ops to Tensors through the thread's mode (see the module docstring)."""
+
+    def is_operand(self, x) -> bool:
+        return isinstance(x, Tensor)
+
+    def composite_result(self, op, operands, out):
+        # the decomposition's last node stands for the composite: it takes the composite's
+        # torch name (MeanBackward0, not the DivBackward0 of its last step; the outermost
+        # composite names it last).  A node an operand already had (a decomposition
+        # returning its input) and torch's special names (CopySlices) are kept
+        outs = out if isinstance(out, tuple) else (out,)
+        mine = {id(x.grad_fn) for x in operands if isinstance(x, Tensor)}
+        for t in outs:
+            node = t.grad_fn if isinstance(t, Tensor) else None
+            if node is None or id(node) in mine or not isinstance(node, Node):
+                continue
+            if node.extra is None or not (node.extra.name or "").startswith("torch::"):
+                node._extra().name = op.node_name or f"{_camel(op.name)}Backward0"
+        return out
+
+    def known_value(self, x: Tensor):
+        return None if isinstance(x._data, Value) else x._data
+
+    def type_of(self, x: Tensor) -> T.TensorType:
+        return x._type
+
+    def autocast_call(self, op, args, kwargs):   # reached only inside tg.autocast
+        return HOOKS.autocast(self, op, args, kwargs)
+
+    def plan_key(self, op, attrs_key, operands):
+        # shape and dtype straight from the array (or the traced Value): cheaper than x._type;
+        # flat (a shape is a tuple, a scalar's entry a type: the key reads back unambiguously)
+        key = [op, attrs_key]
+        for x in operands:
+            if isinstance(x, Tensor):
+                d = x._data
+                key.append(d.shape)
+                key.append(d.dtype)
+            else:
+                key.append(type(x))
+        return tuple(key)
+
+    def location(self):
+        return _state.user_location(2)
+
+    def constant(self, value, dtype):
+        state = _LOCAL.__dict__   # see `apply`
+        if not state["mode"].shares_constants:   # tracing: a literal node, not a program input
+            return super().constant(value, dtype)
+        t = shared_constant(value, dtype)
+        if t._vc is not SHARED_CONSTANT or state["record_extras"]:
+            # not shared while record-time extras run: saved-tensor pack hooks see operands
+            return _new_tensor(t._data, state["inference"])
+        return t
+
+    def run_plan(self, op, plan, operands):
+        # Frontend.run_plan with `constant` inlined for the common case (scalar operands,
+        # eager, no record-time extras): the thread state read once; the rest goes the
+        # generic way
+        state = _LOCAL.__dict__
+        mode = state["mode"]
+        if plan.converts or (plan.consts and (state["record_extras"]
+                                              or not mode.shares_constants)):
+            return super().run_plan(op, plan, operands)
+        if plan.consts:
+            operands = list(operands)
+            for i, dtype in plan.consts:
+                x = operands[i]
+                t = CONSTANTS.get((type(x), x, dtype))   # `shared_constant`'s hit, inline
+                if t is None:
+                    t = shared_constant(x if type(x) in _PY_SCALARS else py_number(x), dtype)
+                    if t._vc is not SHARED_CONSTANT:
+                        t = _new_tensor(t._data, state["inference"])
+                operands[i] = t
+        results = mode.apply(self, state, op, operands, plan.attrs, plan.out_types,
+                             plan.in_types, plan)
+        return results if plan.multi else results[0]
+
+    def apply(self, op, operands, attrs, out_types, in_types, plan=None):
+        # this thread's state (_state.local) as its dict: reading a thread-local attribute
+        # costs ~0.1 us, five times what a dict read does, and an op reads several
+        state = _LOCAL.__dict__
+        return state["mode"].apply(self, state, op, operands, attrs, out_types, in_types, plan)
+
+
+DISPATCHER = TensorFrontend()
+EAGER = DISPATCHER   # the name the rest of tracegrad knows it by (it also traces)
+_tensor_module._DISPATCH = DISPATCHER   # Tensor's operators call it (tensor.py is below us)
