@@ -140,6 +140,21 @@ def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, ker
     return op
 
 
+def register_kernel(name: str, backend: str, kernel: Callable) -> None:
+    """Give op `name` its own kernel on `backend` (``kernel_for(backend)`` returns it).
+
+    For kernels that need the runtime (a jax kernel that reports to the host): the
+    backend registers them when it is imported, so the IR imports nothing of tracegrad.
+
+    Raises:
+        IRError: unknown op, or `backend` has a kernel for it already.
+    """
+    op = get(name)
+    if backend in op.kernels:
+        raise IRError(f"op {name!r} has a {backend} kernel already")
+    op.kernels[backend] = kernel
+
+
 def get(name: str) -> OpDef:
     try:
         return REGISTRY[name]

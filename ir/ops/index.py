@@ -68,7 +68,7 @@ def check_range(what: str, lo, hi, size: int, dim: int | None, negative: bool) -
         raise bounds_error(what, hi, size, dim)
 
 
-def _live_range(xp, index, ignore):
+def live_range(xp, index, ignore):
     """(min, max) of the entries of a non-empty `index` other than `ignore` (min > max when
     every entry is `ignore`): two scalars, all a host check needs to read."""
     if ignore is None:
@@ -103,16 +103,7 @@ def _index_check_infer(types, *, what, size, dim, negative, ignore):
 
 def _index_check_np(xp, index, *, what, size, dim, negative, ignore):
     if index.size:
-        check_range(what, *_live_range(np, index, ignore), size, dim, negative)
-    return index
-
-
-def _index_check_jax(xp, index, *, what, size, dim, negative, ignore):
-    if index.size:
-        from tracegrad.backends.jax_backend import host_check
-        # the host reads two scalars (min, max) and raises the NumPy kernel's error
-        span = xp.stack(_live_range(xp, index, ignore))
-        host_check(lambda span: check_range(what, span[0], span[1], size, dim, negative), span)
+        check_range(what, *live_range(np, index, ignore), size, dim, negative)
     return index
 
 
@@ -120,7 +111,7 @@ def _index_check_jax(xp, index, *, what, size, dim, negative, ignore):
 # what a traced decomposition puts between a user's index and the kernel that uses it
 defop("index_check", "index", attrs=(("what", REQUIRED), ("size", REQUIRED), ("dim", 0),
                                      ("negative", False), ("ignore", None)),
-      infer=_index_check_infer, kernel=_index_check_np, kernels={"jax": _index_check_jax},
+      infer=_index_check_infer, kernel=_index_check_np,   # jax: backends/jax_host_checks.py
       vjp=NONDIFF, flags=INTERNAL, ref="torch's index bounds checks (IndexError)")
 
 

@@ -912,13 +912,6 @@ def _gauge_check_np(xp, x, got, want, *, what):
     return x
 
 
-def _gauge_check_jax(xp, x, got, want, *, what):
-    from tracegrad.backends.jax_backend import host_check
-    # a host check: a jitted program raises the same RuntimeError, after it ran
-    host_check(lambda g, w: _check_phases(what, g, w), got, want)
-    return x
-
-
 def _gauge_check_infer(types, *, what):
     x, got, want = types
     if got != want or got.dtype.is_complex:
@@ -930,8 +923,7 @@ def _gauge_check_infer(types, *, what):
 # gauge_check(x, got, want) is x, after checking got ~ want (an identity for gradients): the
 # backward of complex eigh / svd passes its result through it, so pruning keeps the check
 defop("gauge_check", "input, got, want", attrs=(("what", REQUIRED),), infer=_gauge_check_infer,
-      kernel=_gauge_check_np,
-      kernels={"jax": _gauge_check_jax}, flags=INTERNAL | COMPLEX,
+      kernel=_gauge_check_np, flags=INTERNAL | COMPLEX,   # jax: backends/jax_host_checks.py
       vjp=lambda b, ct, x, got, want, out, *, what: [ct, None, None],
       jvp=lambda b, t, x, got, want, out, *, what: t[0],
       ref="torch's phase check in linalg_eig_backward / svd_backward (complex)")

@@ -14,7 +14,8 @@ from typing import Callable
 import numpy as np
 
 from tracegrad.ir.graph import Graph
-from tracegrad.ir.registry import get
+from tracegrad.ir.ops.index import check_range, live_range
+from tracegrad.ir.registry import get, register_kernel
 
 
 # Errors raised by `host_check` callbacks while a program ran, kept to re-raise as they are:
@@ -49,6 +50,26 @@ def host_check(check: Callable, *arrays) -> None:
         except Exception as e:   # noqa: BLE001  (re-raised by _raise_host_error)
             _host_errors.append(e)
     jax.debug.callback(call, *arrays)
+
+
+# ---- the jax kernels of the IR's check ops: the check runs on the host --------------------------
+def _index_check_jax(xp, index, *, what, size, dim, negative, ignore):
+    if index.size:
+        # the host reads two scalars (min, max) and raises the NumPy kernel's IndexError
+        span = xp.stack(live_range(xp, index, ignore))
+        host_check(lambda span: check_range(what, span[0], span[1], size, dim, negative), span)
+    return index
+
+
+def _gauge_check_jax(xp, x, got, want, *, what):
+    # the NumPy kernel on the host: a jitted program raises its RuntimeError, after it ran
+    numpy_kernel = get("gauge_check").kernel
+    host_check(lambda g, w: numpy_kernel(np, None, g, w, what=what), got, want)
+    return x
+
+
+register_kernel("index_check", "jax", _index_check_jax)
+register_kernel("gauge_check", "jax", _gauge_check_jax)
 
 
 def _raise_host_error() -> None:

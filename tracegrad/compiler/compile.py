@@ -563,9 +563,19 @@ def compile(fn=None, *, executor: str | None = None, cache_size: int = 8,
     def make(f):
         compiled = CompiledFunction(f, executor, cache_size, fullgraph=fullgraph,
                                     donate=donate, mesh=mesh, data_axis=data_axis)
-        from tracegrad.nn.modules.module import Module
-        return CompiledModule(f, compiled) if isinstance(f, Module) else compiled
+        return CompiledModule(f, compiled) if isinstance(f, MODULE_TYPES) else compiled
     return make if fn is None else make(fn)
+
+
+# what tg.compile wraps as a CompiledModule: tg.nn.Module, which registers itself (nn sits above
+# the compiler, which therefore does not import it)
+MODULE_TYPES: tuple = ()
+
+
+def register_module_type(cls: type) -> None:
+    """Have ``tg.compile(obj)`` return a `CompiledModule` for instances of `cls`."""
+    global MODULE_TYPES
+    MODULE_TYPES = MODULE_TYPES + (cls,)
 
 
 class CompiledModule:

@@ -14,6 +14,7 @@ import numpy as np
 from tracegrad.ir import types as T
 
 from ... import _state
+from ...compiler.compile import register_module_type
 from ...tensor import Parameter, Tensor, parse_to_args
 
 
@@ -333,3 +334,6 @@ class Module:
             return f"{self._get_name()}({extra})"
         lines = ([extra] if extra else []) + children
         return f"{self._get_name()}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+register_module_type(Module)   # tg.compile(module) returns a CompiledModule
