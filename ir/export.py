@@ -6,7 +6,9 @@ import json
 import os
 
 from .graph import Graph
-from .printer import format_attr, value_names
+from .html_report import render_html
+from .printer import format_attr, print_graph, value_names
+from .summary import ProgramReport, saved_rows
 
 
 def _quote(text: str) -> str:
@@ -108,13 +110,10 @@ def dump(graph: Graph, path, format: str | None = None, *, title: str | None = N
         raise ValueError(f"tracegrad.ir.dump: unknown format {format!r}; expected one of "
                          f"{sorted(FORMATS)}")
     if format == "html":
-        from .html_report import render_html
-        from .summary import ProgramReport, saved_rows
         saved = saved_rows(graph) if graph.saved else None
         text = render_html([ProgramReport(graph.name, graph, saved=saved)],
                            title=title or graph.name)
     else:
-        from .printer import print_graph
         text = {"text": print_graph, "dot": to_dot, "json": to_json}[format](graph)
     folder = os.path.dirname(os.path.abspath(str(path)))
     os.makedirs(folder, exist_ok=True)

@@ -108,7 +108,7 @@ class Graph:
         return out
 
     def __str__(self) -> str:
-        from .printer import print_graph
+        from .printer import print_graph  # lazy: an import cycle (it imports this module, directly or not)
         return print_graph(self)
 
     def __eq__(self, other) -> bool:

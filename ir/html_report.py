@@ -92,7 +92,7 @@ _GV_NODE = re.compile(r'<g id="([A-Za-z0-9_]+)" class="node">\s*<title>[^<]*</ti
 
 
 def _graphviz_view(key: str, g: Graph, files: dict) -> str | None:
-    from .export import to_dot
+    from .export import to_dot  # lazy: an import cycle (it imports this module, directly or not)
     smaller = '  rankdir=TB; node [fontsize=10]; edge [fontsize=9, fontcolor="#666"];'
     dot = to_dot(g, ids=key).replace("  rankdir=TB;", smaller, 1)
     svg = graphviz_svg(dot)

@@ -11,6 +11,7 @@ import re
 from . import types as T
 from .errors import IRError
 from .graph import Graph, Node, SourceLoc, Value
+from .registry import REGISTRY
 
 
 class IRParseError(IRError):
@@ -196,7 +197,6 @@ def parse(text: str) -> Graph:
     Raises:
         IRParseError: malformed text, with line:column and a caret.
     """
-    from .registry import REGISTRY
     lines = [(i + 1, ln) for i, ln in enumerate(text.splitlines()) if ln.strip()]
     if not lines:
         raise IRParseError("1:1: empty program text")

@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .graph import Graph, Node, SourceLoc, Value
-from .printer import value_names
+from .printer import format_loc, value_names
 from .registry import CREATION, ELEMENTWISE, RANDOM, REDUCTION, VIEW, get
 from .types import TensorType
 
@@ -192,7 +192,6 @@ def summarize(g: Graph) -> Summary:
 
 
 def format_loc_short(loc: SourceLoc | None) -> str:
-    from .printer import format_loc
     return format_loc(loc) or "-"
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from .errors import IRError
 from .graph import Graph
+from .printer import print_graph
 from .registry import COMPLEX, REGISTRY, check_complex
 
 
 def _fail(g: Graph, index: int, msg: str):
-    from .printer import print_graph
     lines = print_graph(g).splitlines()
     at = index + 1  # the header line comes first
     lo, hi = max(0, at - 3), min(len(lines), at + 4)

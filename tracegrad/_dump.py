@@ -22,6 +22,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from tracegrad.ir.printer import print_graph
+
 _LOGGERS = {"recompiles": "tracegrad.compile", "guards": "tracegrad.compile",
             "passes": "tracegrad.passes"}
 
@@ -80,7 +82,6 @@ def pass_writer(prefix: str):
     """A PassManager `on_pass` callback writing each pass's program, or None when not dumping."""
     if directory() is None:
         return None
-    from tracegrad.ir.printer import print_graph
     count = [0]
 
     def on_pass(name, g) -> None:
@@ -94,7 +95,6 @@ def pass_writer(prefix: str):
 
 def backward_built(prefix: str, part) -> None:
     """The engine built backward program `prefix` (a `passes.Partition`): write it, record it."""
-    from tracegrad.ir.printer import print_graph
     write(f"{prefix}.tgir", print_graph(part.backward))
     if _recording is not None:
         _recording.setdefault(prefix, RecordedBackward(prefix)).partition = part

@@ -23,14 +23,24 @@ import runpy
 import sys
 import tempfile
 
+import tracegrad as tg
+from tracegrad import _dump
+from tracegrad.autograd import engine
+from tracegrad.backends import interpreter, jax_backend
+from tracegrad.compiler.compile import CompiledFunction
+from tracegrad.ir import IRParseError, parse, print_graph
+from tracegrad.ir.errors import TracegradError
+from tracegrad.ir.export import to_dot, to_json
+from tracegrad.ir.html_report import render_html
+from tracegrad.ir.summary import ProgramReport, format_report, saved_rows
+from tracegrad.ir.types import from_name
+
 _SPEC = re.compile(r"\s*([a-z]+\d*)\[([\d,\s]*)\]\s*")
 _EXT = {"text": "tgir", "dot": "dot", "json": "json", "html": "html"}
 
 
 def parse_args_spec(spec: str) -> list:
     """``"f32[64,784], i64[64]"`` -> zero tensors of those types."""
-    import tracegrad as tg
-    from tracegrad.ir.types import from_name
     out = []
     for m in re.finditer(r"[a-z]+\d*\[[\d,\s]*\]", spec):
         name, dims = _SPEC.fullmatch(m.group(0)).groups()
@@ -83,11 +93,6 @@ def _example_args(ns, namespace) -> list:
 
 def _trace(ns, fn, args):
     """Compile and call `fn` once, recording every backward program built meanwhile."""
-    import tracegrad as tg
-    from tracegrad import _dump
-    from tracegrad.autograd import engine
-    from tracegrad.compiler.compile import CompiledFunction
-    from tracegrad.ir.errors import TracegradError
     plain = fn.fn if isinstance(fn, CompiledFunction) else fn
     # a fresh cache; fullgraph: a graph break is an error naming the line, not an eager run
     compiled = tg.compile(plain, executor=getattr(fn, "executor", None), fullgraph=True)
@@ -110,8 +115,6 @@ def _reports(name: str, program, recorded, stage: str) -> list:
     """The programs `stage` selects, as `ProgramReport`s: the traced program and the backward
     programs built while tracing it (inlined into it), and/or the backward program of
     returned tensors that require grad."""
-    from tracegrad.ir import parse
-    from tracegrad.ir.summary import ProgramReport, saved_rows
     out = []
     if stage in ("forward", "all"):
         out.append(ProgramReport(name, program.forward))
@@ -141,9 +144,6 @@ def _write(folder: str, filename: str, text: str) -> str:
 
 
 def cmd_dump(ns: argparse.Namespace) -> int:
-    from tracegrad.ir.export import to_dot, to_json
-    from tracegrad.ir.printer import print_graph
-    from tracegrad.ir.summary import format_report
 
     namespace, fn = _load(ns.target)
     args = _example_args(ns, namespace)
@@ -162,7 +162,6 @@ def cmd_dump(ns: argparse.Namespace) -> int:
     reports = _reports(name, program, recorded, ns.stage)
     summary = format_report(reports)
     if ns.format == "html":
-        from tracegrad.ir.html_report import render_html
         subtitle = (f"tracegrad dump {ns.target}: program {program.hash}, arguments "
                     + ", ".join(str(v.type) for v in program.forward.inputs[:len(args)]))
         try:
@@ -195,7 +194,6 @@ def _fail(msg: str) -> "NoReturn":
 
 
 def _read_program(path: str):
-    from tracegrad.ir import IRParseError, parse
     try:
         with open(path) as f:
             text = f.read()
@@ -242,10 +240,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
     else:
         arrays = _example_inputs(g)
     if ns.executor == "jax":
-        from tracegrad.backends import jax_backend
         outs = jax_backend.run(g, arrays)
     else:
-        from tracegrad.backends import interpreter
         try:
             outs = interpreter.run(g, arrays, check_nan=ns.check_nan)
         except FloatingPointError as e:
@@ -272,7 +268,6 @@ def _natural(key: str):
 def cmd_diff(ns: argparse.Namespace) -> int:
     import difflib
     from collections import Counter
-    from tracegrad.ir import print_graph
     a, b = _read_program(ns.a), _read_program(ns.b)
     ca, cb = Counter(n.op for n in a.nodes), Counter(n.op for n in b.nodes)
     print(f"nodes: {len(a.nodes)} -> {len(b.nodes)}; inputs: {len(a.inputs)} -> "

@@ -14,7 +14,9 @@ them, which is how ``grad(grad(f))`` works here).  No ``vmap``.
 """
 from __future__ import annotations
 
+from ._creation import zeros_like
 from .autograd import forward_ad as fwAD
+from .autograd.engine import grad as autograd_grad
 from .autograd.grad_mode import enable_grad
 from .tensor import Tensor
 
@@ -100,7 +102,6 @@ def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux:
                            "structure. For example, if primals is a tuple of 3 tensors, tangents "
                            f"also must be. Got primals with structure {_structure(primals)} and "
                            f"tangents with structure {_structure(tangents)}")
-    from ._creation import zeros_like
     with fwAD.dual_level():
         duals = [fwAD.make_dual(p, t) for p, t in zip(_leaves(primals, fn, "primals"),
                                                       _leaves(tangents, fn, "tangents"))]
@@ -145,8 +146,6 @@ def vjp(func, *primals, has_aux: bool = False):
     outer = any(p.requires_grad for p in primals)
 
     def vjp_fn(cotangents):
-        from ._creation import zeros_like
-        from .autograd.engine import grad as autograd_grad
         cts = _leaves(cotangents, "vjp_fn", "cotangents")
         if len(cts) != len(outs):
             raise RuntimeError(f"vjp_fn: expected {len(outs)} cotangents (the output's "
@@ -191,8 +190,6 @@ def grad(func, argnums: int | tuple[int, ...] = 0, has_aux: bool = False):
             raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a scalar "
                                f"Tensor, got {what}. Maybe you wanted to use the vjp or jacrev "
                                "APIs instead?")
-        from ._creation import zeros_like
-        from .autograd.engine import grad as autograd_grad
         outer = any(args[n].requires_grad for n in nums)
         if out.requires_grad:
             grads = autograd_grad([out], chosen, create_graph=outer, allow_unused=True)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
+from ..registry import get
 
 
 def fmt_types(types) -> str:
@@ -117,7 +118,6 @@ def tmul(b, t, d):
 
 def bilinear_jvp(name: str):
     """JVP of an op linear in each of its two operands (matmul, conv): op(tx, y) + op(x, ty)."""
-    from ..registry import get
 
     def jvp(b, t, x, y, out, **attrs):
         op = get(name)

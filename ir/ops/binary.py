@@ -109,7 +109,6 @@ for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
 def _where_infer(types, **_):
     cond, x, y = types
     if cond.dtype is not T.bool_:
-        from ..errors import DTypeError
         raise DTypeError(f"where: condition must be bool, got {cond}")
     return broadcast_infer("where")([T.TensorType(cond.shape, x.dtype), x, y])
 

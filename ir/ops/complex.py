@@ -47,7 +47,7 @@ def _complex_kernel_np(xp, re, im):
 
 
 def _complex_kernel_jax(xp, re, im):
-    import jax
+    import jax  # jax loads on first use (start-up time)
     return jax.lax.complex(*xp.broadcast_arrays(re, im))
 
 

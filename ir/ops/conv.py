@@ -104,7 +104,7 @@ def _conv_numpy(xp, x, w, *, stride, padding, dilation, lhs_dilation, groups):
 
 
 def _conv_jax(xp, x, w, *, stride, padding, dilation, lhs_dilation, groups):
-    from jax import lax
+    from jax import lax  # jax loads on first use (start-up time)
     spec = tuple(range(x.ndim))
     acc = xp.float32 if x.dtype.itemsize < 4 else x.dtype
     return lax.conv_general_dilated(

@@ -504,7 +504,7 @@ def _linear_scan_np(xp, a, x, *, dim, reverse):
 
 
 def _linear_scan_jax(xp, a, x, *, dim, reverse):
-    from jax import lax
+    from jax import lax  # jax loads on first use (start-up time)
     if reverse:   # step i's coefficient is a[i + 1]
         n = a.shape[dim]
         a = xp.concatenate([lax.slice_in_dim(a, 1, n, axis=dim),

@@ -126,7 +126,7 @@ def _np_accumulate(ufunc):
 
 def _jax_accumulate(name):
     def acc(xp, a, dim, is_index):
-        from jax import lax
+        from jax import lax  # jax loads on first use (start-up time)
         if is_index:
             return lax.cummax(a, axis=dim)      # positions only grow
         if a.dtype == xp.bool_:                 # lax.cummax/cummin take numbers

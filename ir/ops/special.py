@@ -31,7 +31,7 @@ def _scipy(name):
 
 def _jax(name):
     def kernel(xp, x, *args):
-        import jax.scipy.special
+        import jax.scipy.special  # jax loads on first use (start-up time)
         return getattr(jax.scipy.special, name)(*args, x)
     return kernel
 
@@ -56,7 +56,7 @@ _special("lgamma", "gammaln", lambda b, ct, x, out: [b.mul(ct, b.digamma(x))])
 
 
 def _digamma_jax(xp, x):
-    import jax.scipy.special
+    import jax.scipy.special  # jax loads on first use (start-up time)
     # torch (and SciPy): digamma(+-0) = -+inf; jax gives NaN there
     return xp.where(x == 0, -xp.copysign(scalar(x, math.inf), x), jax.scipy.special.digamma(x))
 

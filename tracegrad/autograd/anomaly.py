@@ -26,6 +26,7 @@ from tracegrad.ir.printer import format_loc
 from tracegrad.ir.registry import get
 
 from .. import _state
+from . import hooks
 from .saved_hooks import refresh_record_extras
 
 _ENABLED_WARNING = ("Anomaly Detection has been enabled. This mode will increase the runtime and "
@@ -181,7 +182,6 @@ def nan_plan(g) -> list:
 
 def run(prog, arrays: list, run) -> list:
     """Execute backward program `prog` on NumPy node by node with anomaly checks."""
-    from . import hooks
     g = prog.graph
     plan = prog.nan_plan()
     check_nan = _state.local.anomaly_check_nan

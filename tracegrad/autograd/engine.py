@@ -34,11 +34,15 @@ from tracegrad.ir.registry import get as get_op
 from tracegrad.passes import build_backward
 
 from .. import _dump, _state
+from .._creation import tensor, zeros_like
+from .._ops import full
 from ..backends.executable import Executable
+from ..dispatch.frontend import EAGER
 from ..tensor import Tensor
 from . import anomaly, forward_ad, hooks, profiler
 from .function import CUSTOM_FUNCTION
 from . import graph as graph_mod
+from .grad_mode import no_grad, set_grad_enabled
 from .graph import AccumulateGrad, Node
 from .saved_hooks import PACKED, unpack_value
 
@@ -472,7 +476,6 @@ def run_graph_on_tensors(g: Graph, inputs: list[Tensor], tape: list[Node] = (),
     carries the forward op's source line and the traced forward node's id.
     Host calls (hooks, Function backwards) run on the tensors (see hooks.py).
     """
-    from ..dispatch.frontend import EAGER
     local = _state.local
     env = {id(v): t for v, t in zip(g.inputs, inputs)}
     plan = anomaly.nan_plan(g) if local.anomaly else None
@@ -527,11 +530,9 @@ def _root_cotangents(tensors, grad_tensors) -> list:
             if _state.local.tracer is None and isinstance(t._data, np.ndarray):
                 g = Tensor(np.ones(t._data.shape, t._data.dtype))   # full(shape, 1): quicker
             else:
-                from .._ops import full
                 g = full(t.shape, 1, t.dtype)
         else:
             if not isinstance(g, Tensor):
-                from .._creation import tensor
                 g = tensor(g, dtype=t.dtype)
             if g.shape != t.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
@@ -576,7 +577,6 @@ def _differentiate(roots, cts, targets, retain_graph, create_graph, nodes=None, 
             saved = _saved_inputs(nodes, w, prog, tensors=True)
             if fw:
                 forward_ad.restore_saved_tangents(nodes, prog.feeds, saved)
-            from .grad_mode import set_grad_enabled
             program_event = profiler.region(profiler.PROGRAM)
             with set_grad_enabled(create_graph), (run or _NO_RUN), program_event:
                 grads = run_graph_on_tensors(prog.graph, list(cts) + saved, nodes, run)
@@ -624,7 +624,6 @@ def _leaf_root_hooks(t: Tensor, g: Tensor, create_graph: bool) -> Tensor:
     table = hooks.leaf_hooks(t) if t.grad_fn is None else None
     if not table:
         return g
-    from .grad_mode import set_grad_enabled
     with set_grad_enabled(create_graph):
         return hooks.run_tensor_hooks(table, g)
 
@@ -676,7 +675,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def _accumulate_with_hooks(t: Tensor, g: Tensor, create_graph: bool) -> None:
     """AccumulateGrad with its hooks, in torch's order: the node's pre-hooks on ``(grad,)``,
     accumulation, the tensor's post-accumulate-grad hooks, the node's post-hooks."""
-    from .grad_mode import set_grad_enabled
     acc = t._accumulator() if t._accumulator is not None else None
     ex = acc.extra if acc is not None else None
     with set_grad_enabled(create_graph):
@@ -724,7 +722,6 @@ def _leaves_and_retained(nodes: list[Node], roots: list[Tensor],
 
 
 def _accumulate(t: Tensor, g: Tensor, create_graph: bool) -> None:
-    from .grad_mode import no_grad
     if t._grad is None:
         t._set_grad(g if create_graph else _detached(g))
     elif create_graph:
@@ -797,7 +794,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    f"{list(t.shape)}) appears to not have been used in the graph. "
                                    "Set allow_unused=True if this is the desired behavior.")
             if materialize_grads:
-                from .._creation import zeros_like
                 g = zeros_like(t)
         elif not create_graph:
             g = _detached(g)

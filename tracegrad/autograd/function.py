@@ -36,8 +36,14 @@ from tracegrad.ir import types as T
 from tracegrad.ir.registry import COMPLEX, INTERNAL, REQUIRED, defop
 
 from .. import _state
+from .._ops import full, sum_to_size
+from ..dispatch.record import edge as _edge
+from ..tensor import Tensor
+from .anomaly import nan_error
+from .grad_mode import no_grad
 from .graph import Node
 from .hooks import _never, host, materialized_zero
+from .record import INFERENCE_SAVED, forward_stack
 from .saved_hooks import _FREED, PACKED
 
 
@@ -68,7 +74,6 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors (or None) for ``backward``; read them back with ``ctx.saved_tensors``."""
-        from ..tensor import Tensor
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} "
@@ -225,9 +230,6 @@ def _bind(cls, args, kwargs) -> tuple:
 
 
 def _apply(cls, args: tuple, ctx_out: list | None = None):
-    from ..dispatch.record import edge as _edge
-    from ..tensor import Tensor
-    from .grad_mode import no_grad
     local = _state.local
     grad_on = local.grad_enabled
     needs = tuple(isinstance(a, Tensor) and a._requires_grad and grad_on for a in args)
@@ -294,7 +296,6 @@ def _apply(cls, args: tuple, ctx_out: list | None = None):
     _save(ctx, local)
     ctx._recorded = True
     if local.anomaly:
-        from .record import forward_stack
         ctx._extra().stack = forward_stack()
     return new_outputs[0] if single else tuple(new_outputs)
 
@@ -307,7 +308,6 @@ def _save(ctx: BackwardCFunction, local) -> None:
                                 for t in saved)
     ctx._to_save = ()
     if local.inference_seen:
-        from .record import INFERENCE_SAVED
         for t in saved:
             if t is not None and getattr(t, "_inference", False):
                 raise RuntimeError(f"{ctx.name()}: {INFERENCE_SAVED}")
@@ -328,7 +328,6 @@ def _save(ctx: BackwardCFunction, local) -> None:
 
 
 def _unpack(ctx: BackwardCFunction, j: int):
-    from ..tensor import Tensor
     packed, unpack = ctx.extra.packed[("ctx", j)]
     local = _state.local
     stack, local.saved_hooks = local.saved_hooks, []
@@ -347,14 +346,12 @@ def _unpack(ctx: BackwardCFunction, j: int):
 def run_backward(node: BackwardCFunction, attrs: dict, inputs: list) -> list:
     """Call ``Function.backward`` for `node` with the gradients of its outputs; returns one
     gradient per floating-point tensor input (None: no gradient)."""
-    from ..tensor import Tensor
     cls = node._forward_cls
     it = iter(inputs)
     grads = []
     for defined, t in zip(attrs["mask"], node.out_types):
         g = next(it) if defined else None
         if g is None and node._materialize and t.dtype.is_differentiable:
-            from .._ops import full
             g = full(t.shape, 0, t.dtype)
         grads.append(g)
     result = cls.backward(node, *grads)
@@ -385,7 +382,6 @@ def run_backward(node: BackwardCFunction, attrs: dict, inputs: list) -> list:
                                 f"gradient {i}; expected a Tensor or None")
             r = _fit_grad(node, i, r, t)
             if check_nan and isinstance(r._data, np.ndarray) and np.isnan(r._data).any():
-                from .anomaly import nan_error
                 raise nan_error(node, i, None)
         out.append(r)
     return out
@@ -398,7 +394,6 @@ def _fit_grad(node, i: int, g, t: T.TensorType):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} "
                                f"- got {list(g.shape)} but expected shape compatible with "
                                f"{list(t.shape)}")
-        from .._ops import sum_to_size
         g = sum_to_size(g, t.shape)
     if g.dtype is not t.dtype:
         g = g.to(t.dtype)
@@ -421,7 +416,6 @@ class _DelayedError(Function):
 
     @staticmethod
     def forward(ctx, *grads):
-        from ..tensor import Tensor
         outs = tuple(Tensor(g._data) for g in grads)
         return outs if len(outs) > 1 else outs[0]
 
@@ -443,8 +437,6 @@ def once_differentiable(fn):
     """
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        from ..tensor import Tensor
-        from .grad_mode import no_grad
         with no_grad():
             outputs = fn(ctx, *args)
         if not _state.local.grad_enabled:

@@ -38,11 +38,20 @@ from collections import OrderedDict
 import numpy as np
 
 from tracegrad.ir import types as T
+from tracegrad.ir.graph import Graph, Node as IRNode
+from tracegrad.passes import PassManager, cse, prune, simplify
 
 from .. import _state
+from .._creation import ones_like, zeros, zeros_like
+from .._ops import stack
+from ..backends import crosscheck, interpreter
+from ..backends.jax_backend import _as_function, _raise_host_error
 from ..tensor import Tensor
-from . import forward_ad as fwAD
+from . import engine, forward_ad as fwAD
+from .engine import _Wiring, _collect, grad
+from .function import CUSTOM_FUNCTION
 from .grad_mode import enable_grad, no_grad, set_grad_enabled
+from .saved_hooks import PACKED
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -110,7 +119,6 @@ def _default_v(refs: tuple, what: str) -> tuple:
         cond = ("user-provided function returns a single Tensor" if what == "output" else
                 "input to the user-provided function is a single Tensor")
         raise RuntimeError(f"The vector v can only be None if the {cond} with a single element.")
-    from .._creation import ones_like
     return (ones_like(refs[0].detach()),)
 
 
@@ -126,7 +134,6 @@ def _require_outputs_grad(outputs: tuple, strict: bool) -> None:
 
 def _grad(outputs: tuple, inputs: tuple, cts, create_graph: bool, retain_graph=None) -> list:
     """autograd.grad over the outputs that require grad (None for unused inputs)."""
-    from .engine import grad
     keep = [i for i, o in enumerate(outputs) if o is not None and o.requires_grad]
     if not keep:
         return [None] * len(inputs)
@@ -136,7 +143,6 @@ def _grad(outputs: tuple, inputs: tuple, cts, create_graph: bool, retain_graph=N
 
 
 def _zeros_for_none(grads, refs, strict: bool, create_graph: bool, what: str) -> tuple:
-    from .._creation import zeros_like
     out = []
     for i, (g, r) in enumerate(zip(grads, refs)):
         if g is None:
@@ -218,7 +224,6 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         if strict:
             _require_outputs_grad(outputs, True)
             _strict_inputs_used(outputs, inputs)
-        from .._creation import zeros_like
         tangents = tuple(t if t is not None else zeros_like(p.detach()) for p, t in unpacked)
         primals = tuple(p for p, _ in unpacked)
     return _untupled(_finish(primals, create_graph), out_tuple), \
@@ -226,7 +231,6 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 
 
 def _strict_inputs_used(outputs, inputs) -> None:
-    from .._creation import zeros_like
     used = _grad(outputs, inputs, [zeros_like(o) for o in outputs], False, retain_graph=True)
     for i, g in enumerate(used):
         if g is None:
@@ -299,8 +303,6 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
 
 def _jacrev_rows(outputs: tuple, inputs: tuple, create_graph: bool, strict: bool) -> tuple:
     """One backward per output element, each with a one-hot cotangent (one cached program)."""
-    from .._creation import zeros, zeros_like
-    from .._ops import stack
     jac = []
     for i, out in enumerate(outputs):
         rows: list[list] = [[] for _ in inputs]
@@ -344,8 +346,6 @@ def _basis(refs: tuple) -> tuple[list[np.ndarray], int]:
 def _jacrev_batched(outputs: tuple, inputs: tuple):
     """All rows of the reverse-mode Jacobian from one vmapped run of the backward program;
     None when it cannot run batched (hooks or custom Functions in the program)."""
-    from .._creation import zeros
-    from . import engine
     roots = [o for o in outputs if o.requires_grad]
     cts, total = _basis(outputs)
     live = [k for k, o in enumerate(outputs) if o.requires_grad]
@@ -395,7 +395,6 @@ def _run_batched(holder, graph, args: list, axes: tuple) -> list[np.ndarray]:
     """Run `graph` once per row of the inputs whose axis is 0 (the others are shared):
     one ``jax.jit(jax.vmap(...))`` call, cached per `holder` (the object owning `graph`), or
     row by row on the interpreter executor; under cross-check mode both, compared."""
-    from ..backends import crosscheck, interpreter
     n = next(a.shape[0] for a, ax in zip(args, axes) if ax == 0)
     if n == 0:
         return [np.zeros((0,) + o.shape, o.dtype.numpy) for o in graph.outputs]
@@ -409,10 +408,9 @@ def _run_batched(holder, graph, args: list, axes: tuple) -> list[np.ndarray]:
     check = crosscheck.enabled()
     if _state.get_executor() == "interpreter" and not check:
         return rows()
-    import jax
+    import jax  # jax loads on first use (start-up time)
     fns = _VMAPPED.setdefault(holder, {})
     fn = fns.get(axes)
-    from ..backends.jax_backend import _as_function, _raise_host_error
     if fn is None:
         fn = fns[axes] = jax.jit(jax.vmap(_as_function(graph), in_axes=axes))
     with jax.enable_x64(True):
@@ -442,7 +440,6 @@ _JVP_CACHE_SIZE = 128
 
 def _jacfwd(func, inputs):
     """Forward-mode Jacobian: record `func` once, then one vmapped JVP program of its tape."""
-    from .._creation import zeros
     in_tuple, inputs = _tupled(inputs, "inputs", "jacobian")
     with enable_grad():
         xs = tuple(x.detach().requires_grad_(x.dtype.category >= T.FLOAT) for x in inputs)
@@ -494,10 +491,6 @@ def _tape_program(outputs: tuple, xs: tuple):
     depend on `xs`).  Cached by the tape's structure.  None when the tape holds a node
     no IR program can differentiate (a custom Function, hooks, packed saved values).
     """
-    from tracegrad.ir.graph import Graph, Node as IRNode
-    from .engine import _Wiring, _collect
-    from .function import CUSTOM_FUNCTION
-    from .saved_hooks import PACKED
     roots = [o for o in outputs if o.grad_fn is not None]
     nodes = _collect(roots) if roots else []
     for n in nodes:
@@ -539,7 +532,6 @@ def _tape_program(outputs: tuple, xs: tuple):
     if prog is None:
         wrt = tuple(j for j, x in enumerate(xs) if x.requires_grad)
         jg = fwAD.jvp_graph(g, [x_vals[j] for j in wrt], name="jacfwd")
-        from tracegrad.passes import PassManager, cse, prune, simplify
         jg, _ = PassManager([("prune", prune), ("simplify", simplify), ("cse", cse),
                              ("prune", prune)]).run(jg)
         prog = _JVP_PROGRAMS[key] = _JvpProgram(jg, wrt)

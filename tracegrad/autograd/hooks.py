@@ -41,7 +41,11 @@ import numpy as np
 from tracegrad.ir.graph import Graph
 from tracegrad.ir.registry import COMPLEX, INTERNAL, NONDIFF, REQUIRED, defop, get
 
+from .._ops import full
 from ..backends.executable import Executable
+from ..tensor import Tensor
+from .grad_mode import no_grad
+from .graph import add_hook
 
 
 HOST = "host_call"
@@ -199,7 +203,6 @@ def _hook_name(fn) -> str:
 
 
 def _check_replacement(fn, old, new, what: str):
-    from ..tensor import Tensor
     if not isinstance(new, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}' ({what} "
                         f"hook '{_hook_name(fn)}' must return a Tensor or None)")
@@ -259,7 +262,7 @@ def call(attrs: dict, inputs: list, run: BackwardRun) -> list:
         return [run_tensor_hooks(leaf_hooks(run.leaves[attrs["index"]].variable), inputs[0])]
     node = run.nodes[attrs["node"]]
     if kind == "custom":
-        from .function import run_backward
+        from .function import run_backward  # lazy: an import cycle (it imports this module, directly or not)
         return run_backward(node, attrs, inputs)
     if kind == "pre":
         diff = _differentiable(inputs)
@@ -286,8 +289,6 @@ def call(attrs: dict, inputs: list, run: BackwardRun) -> list:
 def call_arrays(n, arrays: list, run: BackwardRun) -> list:
     """A host call of the array executor: wraps the arrays as tensors, runs `call` without
     recording, and returns arrays of exactly the declared output types."""
-    from ..tensor import Tensor
-    from .grad_mode import no_grad
     with no_grad():
         outs = call(n.attrs, [Tensor(np.asarray(a)) for a in arrays], run)
     result = []
@@ -302,7 +303,6 @@ def call_arrays(n, arrays: list, run: BackwardRun) -> list:
 
 def call_tensors(n, tensors: list, run: BackwardRun) -> list:
     """A host call when the backward runs on tensors (create_graph / tg.compile)."""
-    from .._ops import full
     outs = call(n.attrs, tensors, run)
     return [full(t.shape, 0, t.dtype) if o is None else o
             for o, t in zip(outs, n.attrs["out_types"])]
@@ -397,7 +397,6 @@ def _leaf_table(t) -> LeafHooks:
 
 def register_tensor_hook(t, fn):
     """`Tensor.register_hook`: see the Tensor method."""
-    from .graph import add_hook
     if not t._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if t.grad_fn is not None:
@@ -409,7 +408,6 @@ def register_tensor_hook(t, fn):
 
 def register_post_accumulate_grad_hook(t, fn):
     """`Tensor.register_post_accumulate_grad_hook`: see the Tensor method."""
-    from .graph import add_hook
     if not t._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if t.grad_fn is not None:

@@ -46,7 +46,11 @@ import weakref
 import numpy as np
 
 from .. import _state
+from .engine import HOT_AFTER
+from .hooks import HOST, call_arrays
 from .profiler_util import EventList, FunctionEvent
+
+from tracegrad.ir.registry import get
 
 __all__ = ["EventList", "FunctionEvent", "profile", "record_function"]
 
@@ -373,8 +377,6 @@ class profile:
 
     def _interpret(self, prog, nodes, wiring, arrays, run) -> list:
         """The program node by node on NumPy, grouped by backward node, each node timed."""
-        from tracegrad.ir.registry import get
-        from .hooks import HOST, call_arrays
         g = prog.graph
         order, last_use, _ = _schedule(prog)
         env = {id(v): np.asarray(a) for v, a in zip(g.inputs, arrays)}
@@ -543,7 +545,6 @@ def _on_free(ref, key: int, nbytes: int) -> None:
 
 def _executor_of(prog) -> str:
     """The executor `prog.run_arrays` will pick (for the event's args)."""
-    from .engine import HOT_AFTER
     if _state.local.anomaly:
         return "interpreter (anomaly mode)"
     executor = _state.get_executor()
@@ -627,7 +628,7 @@ def install_jax_listener() -> None:
     if _jax_listening[0]:
         return
     _jax_listening[0] = True
-    import jax.monitoring
+    import jax.monitoring  # jax loads on first use (start-up time)
     jax.monitoring.register_event_duration_secs_listener(_on_jax_duration)
 
 

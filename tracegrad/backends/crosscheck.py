@@ -13,6 +13,8 @@ import numpy as np
 
 from tracegrad.ir.graph import Graph
 
+from . import interpreter
+
 _TOL = {"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (2e-4, 1e-5),
         "float64": (1e-9, 1e-12), "complex64": (2e-4, 1e-5), "complex128": (1e-9, 1e-12)}
 
@@ -23,7 +25,6 @@ def enabled() -> bool:
 
 def compare(g: Graph, inputs: list, jax_outputs: list) -> list[np.ndarray]:
     """The interpreter's outputs of `g`; RuntimeError if they disagree with `jax_outputs`."""
-    from . import interpreter
     ref = interpreter.run(g, inputs)
     # the least precise float dtype anywhere in the program sets the tolerance: an f64
     # gradient summed in f32 (x: f32[3,4] * y: f64[]) carries f32 rounding

@@ -9,7 +9,7 @@ import numpy as np
 
 from tracegrad.ir.graph import Graph
 
-from . import crosscheck
+from . import crosscheck, interpreter, jax_backend
 
 
 class Executable:
@@ -30,7 +30,6 @@ class Executable:
         check = crosscheck.enabled()
         if executor == "interpreter" and not check:
             if self._interpret is None:
-                from . import interpreter
                 self._interpret = interpreter.prepare(self.graph)
             return self._interpret(arrays)
         outs = [np.asarray(a) for a in self.lowered()(arrays)]
@@ -39,7 +38,6 @@ class Executable:
     def lowered(self):
         """The jax lowering (made on first use)."""
         if self._lowered is None:
-            from . import jax_backend
             self._lowered = jax_backend.lower(self.graph, self.donate, self.in_shardings,
                                               self.pack_small)
         return self._lowered

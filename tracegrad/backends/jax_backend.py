@@ -16,6 +16,7 @@ import numpy as np
 from tracegrad.ir.graph import Graph
 from tracegrad.ir.ops.index import check_range, live_range
 from tracegrad.ir.registry import get, register_kernel
+from tracegrad.passes.manager import gc_paused
 
 
 # Errors raised by `host_check` callbacks while a program ran, kept to re-raise as they are:
@@ -42,7 +43,7 @@ def host_check(check: Callable, *arrays) -> None:
     if collecting:
         collecting[-1].append((check, arrays))
         return
-    import jax
+    import jax  # jax loads on first use (start-up time)
 
     def call(*host_arrays):
         try:
@@ -98,7 +99,7 @@ def _checking(fn: Callable, checks: list) -> Callable:
 
 
 def _as_function(g: Graph) -> Callable:
-    import jax.numpy as jnp
+    import jax.numpy as jnp  # jax loads on first use (start-up time)
 
     steps = [(get(n.op).kernel_for("jax"), n.inputs, n.attrs, n.outputs) for n in g.nodes]
     inputs, outputs = list(g.inputs), list(g.outputs)
@@ -136,7 +137,7 @@ class Lowered:
 
     def __init__(self, g: Graph, donate: tuple[int, ...] = (), in_shardings=None,
                  pack_small: bool = False):
-        import jax
+        import jax  # jax loads on first use (start-up time)
         self._jax = jax
         self.name = g.name
         self.n_inputs = len(g.inputs)
@@ -182,7 +183,6 @@ class Lowered:
         program traced and lowered to StableHLO, not yet compiled by XLA (benchmarks time it)."""
         if self._packing is not None:
             raise NotImplementedError("Lowered.stablehlo: not available with pack_small=True")
-        from tracegrad.passes.manager import gc_paused
         with self._jax.enable_x64(True), gc_paused():
             return self._fn.lower(*specs)
 
@@ -213,7 +213,7 @@ class _MultiProcess:
 
 def _to_global(array, sharding):
     """A global `jax.Array` laid out by `sharding` from a host array every process holds."""
-    import jax
+    import jax  # jax loads on first use (start-up time)
     array = np.asarray(array)
     return jax.make_array_from_callback(array.shape, sharding, lambda index: array[index])
 
@@ -223,7 +223,7 @@ def _whole(out):
     over their devices (a replicated result is read from a local copy)."""
     if out.is_fully_addressable or out.is_fully_replicated:
         return out
-    from jax.experimental import multihost_utils
+    from jax.experimental import multihost_utils  # jax loads on first use (start-up time)
     return multihost_utils.process_allgather(out, tiled=True)
 
 

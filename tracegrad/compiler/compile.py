@@ -62,8 +62,10 @@ from collections import OrderedDict
 import numpy as np
 
 from tracegrad.ir.errors import TraceError
+from tracegrad.ir.graph import Graph
 from tracegrad.ir.printer import print_graph
 from tracegrad.ir.verifier import verify
+from tracegrad.passes import build_backward
 from tracegrad.passes.prune import prune
 
 from .. import _dump, _state
@@ -71,9 +73,11 @@ from ..amp import state_key as autocast_key
 from .._views import refresh as refresh_views
 from ..autograd.function import Function
 from ..autograd.profiler import profiled
+from ..backends.executable import Executable
 from ..tensor import Tensor
 from . import sharding
 from .guards import describe_key_change, hook_signature as _hook_signature, lifted_failure
+from .programs import describe
 from .trace import TraceResult, Tracer
 
 log = logging.getLogger("tracegrad.compile")
@@ -225,7 +229,6 @@ def _executable(entry: Entry):
     tensors) and usually produces the very same program; sharing the Executable spares
     a second XLA compile of it (docs/performance.md, first-call latency).
     """
-    from ..backends.executable import Executable
     if entry.in_shardings is not None:
         return Executable(entry.graph, entry.donate, entry.in_shardings)
     key = (entry.text, entry.donate)
@@ -252,8 +255,6 @@ class _BackwardPlan:
     min-cut partition saves, and the outputs' grad_fn runs the static backward program."""
 
     def __init__(self, tr: TraceResult):
-        from tracegrad.ir.graph import Graph
-        from tracegrad.passes import build_backward
         g = tr.graph
         self.outputs = list(tr.grad_outputs)
         self.wrt = [i for i, lf in enumerate(tr.lifted) if lf.requires_grad]
@@ -273,7 +274,6 @@ class _BackwardPlan:
 
     def attach(self, outs, inputs, lifted, executor) -> dict:
         """Output tensors (by output index) whose grad_fn runs the backward program."""
-        from ..backends.executable import Executable
         if self._exe is None:
             self._exe = Executable(self.backward)
         saved = [inputs[i] if kind == "in" else outs[i] for kind, i in self.saved]
@@ -326,7 +326,7 @@ def _warn(message: str) -> None:
 
 
 def _on_accelerator() -> bool:
-    import jax
+    import jax  # jax loads on first use (start-up time)
     return jax.default_backend() != "cpu"
 
 
@@ -504,7 +504,6 @@ class CompiledFunction:
     def programs(self) -> list:
         """The cached programs, least recently used first: `CompiledProgram` records with
         readable guards, the forward and backward graphs and run counts (programs.py)."""
-        from .programs import describe
         return [describe(self, key, e) for key, bucket in self._cache.items() for e in bucket
                 if isinstance(e, Entry)]
 

@@ -15,6 +15,7 @@ from tracegrad.passes import optimized_joint, prune
 from tracegrad.passes.partition import partition
 
 from .. import _state
+from ..backends import interpreter
 from ..tensor import Tensor
 from .trace import Tracer
 
@@ -50,7 +51,6 @@ class ExplainReport:
         """Concrete inputs of the backward program: a unit cotangent, then the saved values
         computed by running the forward program on the example inputs (interpreter)."""
         import numpy as np
-        from ..backends import interpreter
         probe = Graph("saved", list(self.forward.inputs), list(self.forward.nodes),
                       list(self.saved_values))
         ct = np.ones(self.forward.outputs[0].shape, self.forward.outputs[0].dtype.numpy)

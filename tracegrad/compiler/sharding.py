@@ -41,7 +41,7 @@ def input_shardings(graph: Graph, n_args: int, mesh, data_axis: str, arg_names: 
     Raises:
         ValueError: a tensor argument whose leading dim the mesh axis size does not divide.
     """
-    from jax.sharding import NamedSharding, PartitionSpec
+    from jax.sharding import NamedSharding, PartitionSpec  # jax loads on first use (start-up time)
 
     size = mesh.shape[data_axis]
     split = NamedSharding(mesh, PartitionSpec(data_axis))

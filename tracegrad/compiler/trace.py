@@ -34,6 +34,7 @@ import numpy as np
 from tracegrad.ir.graph import Graph, Node, Value
 
 from .. import _state
+from .._views import refresh
 from ..tensor import Tensor
 
 
@@ -250,7 +251,6 @@ class Tracer:
             t._requires_grad, t._vc[0] = lf.requires_grad, lf.version
         for t, before in self.grad_touched.values():
             t._grad = before
-        from .._views import refresh
         for lf in self.lifted.values():   # views of restored tensors see the old value again
             if lf.tensor._views:
                 refresh(lf.tensor)

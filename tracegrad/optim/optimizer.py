@@ -29,6 +29,7 @@ import numpy as np
 from tracegrad.ir.errors import TraceError
 
 from .. import _state
+from .._ops import view_as_real
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
 
@@ -374,7 +375,6 @@ def real_views(*tensors) -> list:
     moments are per real and imaginary component (a squared gradient is ``(re**2, im**2)``,
     not ``|g|**2``).  In-place updates of the views write through into the complex
     parameter and state tensors."""
-    from .._ops import view_as_real
     return [None if t is None else view_as_real(t) for t in tensors]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import warnings
 
 from .. import _creation, _ops, _state
+from ..autograd.engine import backward as autograd_backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
@@ -39,7 +40,6 @@ class _Checkpoint(Function):
 
     @staticmethod
     def backward(ctx, grad_out):
-        from ..autograd.engine import backward as autograd_backward
         inputs = [t.detach().requires_grad_(t.requires_grad) for t in ctx.saved_tensors]
         outer = None
         if ctx.rng_state is not None:
