@@ -5,7 +5,8 @@ eager/traced tensors alike: bind arguments by the op's declaration, expand a
 composite op through its decomposition, promote operands (torch rules),
 canonicalize attributes, infer output types, then `apply`.  Subclasses say
 what applying means: `Builder` appends a node to a graph; the tensor
-dispatcher runs the kernel and records a tape node.
+dispatcher (tracegrad/dispatch/frontend.py, outside the IR) hands it to the
+thread's mode, which runs the kernel or traces, and records a tape node.
 
 Binding, promotion, canonicalization and inference depend only on the op, the
 attributes and the operand types, so their outcome (a `_Plan`) is cached per

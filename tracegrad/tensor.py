@@ -93,10 +93,10 @@ class Tensor:
         self._views = None
         self._accumulator = None
         self._retains_grad = False   # a new field here goes into `_new_tensor` too
-        local = _state.local
-        if local.inference:   # made in inference mode: an inference tensor
+        state = _state.local.__dict__   # one thread-local read (views are made per op)
+        if state["inference"]:   # made in inference mode: an inference tensor
             self._inference = True
-        tracer = local.tracer
+        tracer = state["_tracer"]
         if tracer is not None:
             tracer.created(self)
 

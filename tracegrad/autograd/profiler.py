@@ -299,7 +299,7 @@ class profile:
         return _Span(self, name, kind, seq, args)
 
     def op(self, frontend, op, operands, attrs, out_types, in_types) -> list:
-        """The dispatcher's op path while profiling (`_dispatch.EagerFrontend.apply` calls it):
+        """The dispatcher's op path while profiling (`dispatch.modes.ProfileMode` calls it):
         one ``aten::`` event around the kernel and the tape recording."""
         local = _state.local
         local.profiler = None       # the inner apply takes the plain path

@@ -65,7 +65,7 @@ from tracegrad.ir.errors import TraceError
 from tracegrad.ir.graph import Graph
 from tracegrad.ir.printer import print_graph
 from tracegrad.ir.verifier import verify
-from tracegrad.passes import build_backward
+from tracegrad import passes
 from tracegrad.passes.prune import prune
 
 from .. import _dump, _state
@@ -259,7 +259,7 @@ class _BackwardPlan:
         self.outputs = list(tr.grad_outputs)
         self.wrt = [i for i, lf in enumerate(tr.lifted) if lf.requires_grad]
         view = Graph(g.name, list(g.inputs), list(g.nodes), [g.outputs[i] for i in self.outputs])
-        part = build_backward(view, [g.inputs[i] for i in self.wrt], policy="min_bytes")
+        part = passes.build_backward(view, [g.inputs[i] for i in self.wrt], policy="min_bytes")
         position = {id(v): ("in", i) for i, v in enumerate(g.inputs)}
         self.saved = []
         for v in part.saved:
