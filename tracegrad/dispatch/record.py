@@ -51,9 +51,10 @@ def finish(state: dict, op, operands: list, ins: tuple, datas, outs: list, attrs
         for o in outs:
             vc = o._vc
             versions.append((vc, vc[0]))
-        # the user's line: the first frame outside tracegrad above this one and the
-        # mode's `apply` (both ours); a file not seen yet is classified by the slow walk
-        f = _getframe(2)
+        # the user's line: the first frame outside tracegrad above this one, the mode's
+        # `apply` and the frontend's `run_plan` / `apply` (always ours); a file not seen
+        # yet is classified by the slow walk
+        f = _getframe(3)
         while True:
             code = f.f_code
             inside = _INTERNAL_FILE.get(code.co_filename)
