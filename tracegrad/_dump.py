@@ -5,6 +5,8 @@ in the IR text format: compiled steps as ``<function>_<hash>.tgir`` with the
 reason they were (re)compiled in ``<function>_<hash>.why.txt``, backward
 programs as ``backward_<hash>.tgir`` plus one file per pass
 (``backward_<hash>.<k>_<pass>.tgir``).  ``<hash>`` is a short structural hash.
+The pass report of each program (per pass: time, nodes before and after, what it
+did; `passes.PassRecord`) goes to ``<program>.passes.txt``.
 ``TRACEGRAD_LOG`` turns on `logging` output of the named categories under the
 ``tracegrad`` logger (recompiles and guards: ``tracegrad.compile``; passes:
 ``tracegrad.passes``).
@@ -22,8 +24,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-_LOGGERS = {"recompiles": "tracegrad.compile", "guards": "tracegrad.compile",
-            "passes": "tracegrad.passes"}
+from tracegrad.ir.printer import print_graph
+from tracegrad.passes import format_records, settings
 
 
 def short_hash(text: str) -> str:
@@ -62,7 +64,7 @@ def recording(directory: str):
 
 
 def directory() -> str | None:
-    return _directory or os.environ.get("TRACEGRAD_DUMP") or None
+    return _directory or settings.dump_directory()
 
 
 def write(name: str, text: str) -> None:
@@ -80,7 +82,6 @@ def pass_writer(prefix: str):
     """A PassManager `on_pass` callback writing each pass's program, or None when not dumping."""
     if directory() is None:
         return None
-    from tracegrad.ir.printer import print_graph
     count = [0]
 
     def on_pass(name, g) -> None:
@@ -94,21 +95,16 @@ def pass_writer(prefix: str):
 
 def backward_built(prefix: str, part) -> None:
     """The engine built backward program `prefix` (a `passes.Partition`): write it, record it."""
-    from tracegrad.ir.printer import print_graph
     write(f"{prefix}.tgir", print_graph(part.backward))
+    write(f"{prefix}.passes.txt", format_records(part.passes))
     if _recording is not None:
         _recording.setdefault(prefix, RecordedBackward(prefix)).partition = part
 
 
 def configure_logging() -> None:
     """Apply TRACEGRAD_LOG: a stderr handler at INFO for each named category."""
-    spec = os.environ.get("TRACEGRAD_LOG")
-    if not spec:
-        return
-    for cat in (c.strip() for c in spec.split(",") if c.strip()):
-        if cat not in _LOGGERS:
-            raise ValueError(f"TRACEGRAD_LOG: unknown category {cat!r}; known: {sorted(_LOGGERS)}")
-        logger = logging.getLogger(_LOGGERS[cat])
+    for cat in settings.log_categories():   # ValueError on an unknown category
+        logger = logging.getLogger(settings.LOG_CATEGORIES[cat])
         logger.setLevel(logging.INFO)
         if not logger.handlers:
             handler = logging.StreamHandler()

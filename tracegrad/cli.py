@@ -88,12 +88,13 @@ def _trace(ns, fn, args):
     from tracegrad.autograd import engine
     from tracegrad.compiler.compile import CompiledFunction
     from tracegrad.ir.errors import TracegradError
+    from tracegrad.passes import settings
     plain = fn.fn if isinstance(fn, CompiledFunction) else fn
     # a fresh cache; fullgraph: a graph break is an error naming the line, not an eager run
     compiled = tg.compile(plain, executor=getattr(fn, "executor", None), fullgraph=True)
     engine.clear_cache()   # so each backward program the call needs is built, and recorded
     with tempfile.TemporaryDirectory() as tmp:
-        where = ns.output if ns.after_each_pass else (os.environ.get("TRACEGRAD_DUMP") or tmp)
+        where = ns.output if ns.after_each_pass else (settings.dump_directory() or tmp)
         with _dump.recording(where) as recorded:
             try:
                 compiled(*args)
@@ -129,6 +130,21 @@ def _reports(name: str, program, recorded, stage: str) -> list:
     return out
 
 
+def _pass_reports(name: str, program, recorded, stage: str) -> str:
+    """The summary's pass tables: per program, each pass with its time, nodes before and
+    after, and what it did (`passes.PassRecord`)."""
+    from tracegrad.passes import format_records
+    tables = []
+    if stage in ("forward", "all"):
+        tables.append((name, program.passes))
+        tables += [(f"{name} backward (inlined, {rec.prefix.split('_')[-1]})",
+                    rec.partition.passes) for rec in recorded if rec.partition is not None]
+    if stage in ("backward", "all") and program.backward is not None:
+        tables.append((f"{name}_backward", program.backward_passes))
+    return "".join(f"\n\n== {label}: passes\n{format_records(records)}"
+                   for label, records in tables if records)
+
+
 def _write(folder: str, filename: str, text: str) -> str:
     path = os.path.join(folder, filename)
     try:
@@ -160,7 +176,7 @@ def cmd_dump(ns: argparse.Namespace) -> int:
         _fail("the function returns nothing that needs a backward program (its backward, "
               "if any, is inside the step's program: use --stage forward)")
     reports = _reports(name, program, recorded, ns.stage)
-    summary = format_report(reports)
+    summary = format_report(reports) + _pass_reports(name, program, recorded, ns.stage)
     if ns.format == "html":
         from tracegrad.ir.html_report import render_html
         subtitle = (f"tracegrad dump {ns.target}: program {program.hash}, arguments "

@@ -98,6 +98,7 @@ class TraceResult:
     module_guards: list[tuple] = field(default_factory=list)  # (weakref to module, .training)
     grad_outputs: list[int] = field(default_factory=list)   # returned outputs that require grad
     guards: list = field(default_factory=list)   # callables -> None or why the trace is stale
+    passes: list = field(default_factory=list)   # PassRecords of the compiled pipeline
 
 
 class Tracer:
