@@ -6,6 +6,8 @@ At trace time the joint graph of the returned tensors is partitioned by the min-
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from tracegrad import passes
@@ -15,6 +17,14 @@ from ..autograd.function import Function
 from ..backends.executable import Executable
 from ..tensor import Tensor
 from .trace import TraceResult
+
+
+class SavedSource(NamedTuple):
+    """Where a saved value of the backward program comes from: forward program output
+    (`from_output`) or input number `index`."""
+
+    from_output: bool
+    index: int
 
 
 class BackwardPlan:
@@ -27,12 +37,12 @@ class BackwardPlan:
         self.wrt = [i for i, lf in enumerate(tr.lifted) if lf.requires_grad]
         view = Graph(g.name, list(g.inputs), list(g.nodes), [g.outputs[i] for i in self.outputs])
         part = passes.build_backward(view, [g.inputs[i] for i in self.wrt], policy="min_bytes")
-        position = {id(v): ("in", i) for i, v in enumerate(g.inputs)}
-        self.saved = []
+        position = {id(v): SavedSource(False, i) for i, v in enumerate(g.inputs)}
+        self.saved: list[SavedSource] = []
         for v in part.saved:
             if id(v) not in position:
                 g.outputs.append(v)            # the forward program returns it as well
-                position[id(v)] = ("out", len(g.outputs) - 1)
+                position[id(v)] = SavedSource(True, len(g.outputs) - 1)
             self.saved.append(position[id(v)])
         self.backward = part.backward
         self.saved_bytes = part.saved_bytes
@@ -43,7 +53,7 @@ class BackwardPlan:
         """Output tensors (by output index) whose grad_fn runs the backward program."""
         if self._exe is None:
             self._exe = Executable(self.backward)
-        saved = [inputs[i] if kind == "in" else outs[i] for kind, i in self.saved]
+        saved = [outs[i] if from_output else inputs[i] for from_output, i in self.saved]
         wrt = [lifted[i] for i in self.wrt]
         values = [outs[i] for i in self.outputs]
         res = _CompiledBackward.apply(self, saved, values, executor, *wrt)

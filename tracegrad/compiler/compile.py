@@ -70,8 +70,8 @@ from ..autograd.profiler import profiled
 from ..tensor import Tensor
 from . import sharding
 from .backward_plan import BackwardPlan
-from .guards import describe_key_change, hook_signature as _hook_signature, lifted_failure
-from .trace import TraceResult, Tracer
+from .guards import GuardFailure, describe_key_change, lifted_failure, lifted_guard
+from .trace import GradWrite, TraceResult, Tracer
 
 log = logging.getLogger("tracegrad.compile")
 LIVE: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()   # tests round-trip their programs
@@ -111,8 +111,7 @@ class Entry:
     def __init__(self, tr: TraceResult, executor: str, options: dict | None = None):
         self.trace = tr
         self.graph = tr.graph
-        self.lifted = [(weakref.ref(lf.tensor), lf.tensor._type, lf.requires_grad,
-                        _hook_signature(lf.tensor)) for lf in tr.lifted[tr.n_args:]]
+        self.lifted = [lifted_guard(lf.tensor, lf.requires_grad) for lf in tr.lifted[tr.n_args:]]
         self.n_args = tr.n_args
         # returned tensors needing grad: adds the saved values to the program's outputs
         self.grad_plan = BackwardPlan(tr) if tr.grad_outputs else None
@@ -135,23 +134,24 @@ class Entry:
         self._run = None
         self._exe = None
 
-    def guard_failure(self) -> str | None:
+    def guard_failure(self) -> GuardFailure | None:
         failure = lifted_failure(self.lifted, self.trace.module_guards)
         if failure is not None:
             return failure
         for ref, grad_ref in self.trace.grad_guards:
             t = ref()
             if t is None:
-                return "a tensor whose .grad the program touches was freed"
+                return GuardFailure("a tensor whose .grad the program touches was freed",
+                                    gone=True)
             if (t._grad is None) != (grad_ref is None):
-                return "a .grad attribute changed between None and a tensor"
+                return GuardFailure("a .grad attribute changed between None and a tensor")
             if grad_ref is not None and t._grad is not grad_ref():
                 # the program reads and writes the .grad tensor object it lifted
-                return "a .grad attribute was replaced by another tensor object"
+                return GuardFailure("a .grad attribute was replaced by another tensor object")
         for check in self.trace.guards:   # registered while tracing (e.g. by an optimizer)
-            reason = check()
-            if reason is not None:
-                return reason
+            failure = GuardFailure.of(check())
+            if failure is not None:
+                return failure
         return None
 
     @profiled("tg.compile::run")
@@ -173,16 +173,17 @@ class Entry:
             k += 1
             if t._views:
                 refresh_views(t)
-        for t, effect in tr.grad_effects:
-            if effect is None:
+        for effect in tr.grad_effects:
+            t, write = effect.tensor, effect.write
+            if write is GradWrite.CLEAR:
                 t._grad = None
-            elif isinstance(effect, tuple):
-                t._grad = effect[1]
+            elif write is GradWrite.TENSOR:
+                t._grad = effect.value
             elif t._grad is not None and t._grad._base is None:
-                t._grad._data = outs[effect]       # in place, keeping the grad's identity
+                t._grad._data = outs[effect.output]   # in place, keeping the grad's identity
                 t._grad._vc[0] += 1
             else:
-                t._grad = Tensor(outs[effect])
+                t._grad = Tensor(outs[effect.output])
         for t, idx in tr.escaped:
             t._data = outs[idx]
         override = {}
@@ -252,12 +253,17 @@ class _EagerEntry:
     def __init__(self, tracer: Tracer, n_args: int, reason: str):
         self.reason = reason
         lifted = list(tracer.lifted.values())[n_args:]   # arguments come first
-        self.lifted = [(weakref.ref(lf.tensor), lf.tensor._type, lf.requires_grad,
-                        _hook_signature(lf.tensor)) for lf in lifted]
+        self.lifted = [lifted_guard(lf.tensor, lf.requires_grad) for lf in lifted]
         self.module_guards = list(tracer.modules.values())
 
-    def guard_failure(self) -> str | None:
+    def guard_failure(self) -> GuardFailure | None:
         return lifted_failure(self.lifted, self.module_guards)
+
+
+def _gone(entry) -> bool:
+    """Can `entry` never run again (a tensor or optimizer it is bound to was freed)?"""
+    failure = entry.guard_failure()
+    return failure is not None and failure.gone
 
 
 def _warn(message: str) -> None:
@@ -361,9 +367,8 @@ class CompiledFunction:
         if entry.provisional:
             self._last_provisional[key] = entry.hash
         # keep programs whose guards fail now (a train/eval switch may come back); drop ones
-        # whose lifted tensors are gone
-        bucket = [e for e in entries if not e.provisional
-                  and "freed" not in (e.guard_failure() or "")]
+        # bound to something that was freed
+        bucket = [e for e in entries if not e.provisional and not _gone(e)]
         self._cache[key] = [entry] + bucket
         self._cache.move_to_end(key)
         if sum(len(v) for v in self._cache.values()) > self.cache_size:
