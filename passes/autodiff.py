@@ -10,6 +10,7 @@ outputs are differentiated.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from tracegrad.ir.builder import Builder
 from tracegrad.ir.graph import Graph, Node, Value
@@ -25,11 +26,22 @@ class Joint:
             outputs = one gradient per `wrt` value.
         forward: identities (id) of the forward nodes.
         cotangents: the cotangent input values, one per forward output.
+        passes: the `PassRecord`s of the pipeline that built it (`optimized_joint`).
     """
 
     graph: Graph
     forward: frozenset
     cotangents: tuple
+    passes: tuple = ()
+
+
+@dataclass(frozen=True)
+class AutodiffReport:
+    """What autodiff did: backward nodes emitted (by VJP rules, cotangent sums, zeros) and
+    gradients (program outputs) it returns."""
+
+    backward_nodes: int
+    gradients: int
 
 
 def depends_on(g: Graph, wrt: list[Value]) -> set[int]:
@@ -77,3 +89,14 @@ def autodiff(fwd: Graph, wrt: list[Value]) -> Joint:
     b.loc = b.fwd_id = None
     joint.outputs = [ct_of.get(id(w)) or b.full(w.shape, 0, w.dtype) for w in wrt]
     return Joint(joint, frozenset(id(n) for n in fwd.nodes), cts)
+
+
+def autodiff_pass(wrt: list[Value], keep: list) -> Callable:
+    """`autodiff` as a pass manager step ``fwd graph -> (joint graph, AutodiffReport)``;
+    the `Joint` is appended to `keep` (the later steps need its forward and cotangents)."""
+    def step(fwd: Graph):
+        joint = autodiff(fwd, wrt)
+        keep.append(joint)
+        added = len(joint.graph.nodes) - len(fwd.nodes)
+        return joint.graph, AutodiffReport(added, len(wrt))
+    return step

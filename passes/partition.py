@@ -48,6 +48,8 @@ class Partition:
         saved_bytes: bytes of the saved values that are not program inputs.
         recomputed: forward nodes the backward program recomputes.
         reasons: per saved value (by id), why it is saved rather than recomputed.
+        passes: the `PassRecord`s of the pipeline that built it, autodiff to fuse
+            (filled in by `passes.build_backward`; empty from `partition` itself).
     """
 
     backward: Graph
@@ -55,6 +57,21 @@ class Partition:
     saved_bytes: int
     recomputed: tuple = ()
     reasons: dict = field(default_factory=dict)
+    passes: tuple = ()
+
+    def report(self, policy: str) -> "PartitionReport":
+        return PartitionReport(policy, len(self.saved), self.saved_bytes, len(self.recomputed))
+
+
+@dataclass(frozen=True)
+class PartitionReport:
+    """What the partition pass did: the policy, how many values (and bytes) it saved and
+    how many forward nodes the backward program recomputes."""
+
+    policy: str
+    saved: int
+    saved_bytes: int
+    recomputed: int
 
 
 def clone_nodes(nodes: list[Node], env: dict[int, Value]) -> list[Node]:

@@ -5,6 +5,8 @@ in the IR text format: compiled steps as ``<function>_<hash>.tgir`` with the
 reason they were (re)compiled in ``<function>_<hash>.why.txt``, backward
 programs as ``backward_<hash>.tgir`` plus one file per pass
 (``backward_<hash>.<k>_<pass>.tgir``).  ``<hash>`` is a short structural hash.
+The pass report of each program (per pass: time, nodes before and after, what it
+did; `passes.PassRecord`) goes to ``<program>.passes.txt``.
 ``TRACEGRAD_LOG`` turns on `logging` output of the named categories under the
 ``tracegrad`` logger (recompiles and guards: ``tracegrad.compile``; passes:
 ``tracegrad.passes``).
@@ -23,9 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from tracegrad.ir.printer import print_graph
-
-_LOGGERS = {"recompiles": "tracegrad.compile", "guards": "tracegrad.compile",
-            "passes": "tracegrad.passes"}
+from tracegrad.passes import format_records, settings
 
 
 def short_hash(text: str) -> str:
@@ -64,7 +64,7 @@ def recording(directory: str):
 
 
 def directory() -> str | None:
-    return _directory or os.environ.get("TRACEGRAD_DUMP") or None
+    return _directory or settings.dump_directory()
 
 
 def write(name: str, text: str) -> None:
@@ -96,19 +96,15 @@ def pass_writer(prefix: str):
 def backward_built(prefix: str, part) -> None:
     """The engine built backward program `prefix` (a `passes.Partition`): write it, record it."""
     write(f"{prefix}.tgir", print_graph(part.backward))
+    write(f"{prefix}.passes.txt", format_records(part.passes))
     if _recording is not None:
         _recording.setdefault(prefix, RecordedBackward(prefix)).partition = part
 
 
 def configure_logging() -> None:
     """Apply TRACEGRAD_LOG: a stderr handler at INFO for each named category."""
-    spec = os.environ.get("TRACEGRAD_LOG")
-    if not spec:
-        return
-    for cat in (c.strip() for c in spec.split(",") if c.strip()):
-        if cat not in _LOGGERS:
-            raise ValueError(f"TRACEGRAD_LOG: unknown category {cat!r}; known: {sorted(_LOGGERS)}")
-        logger = logging.getLogger(_LOGGERS[cat])
+    for cat in settings.log_categories():   # ValueError on an unknown category
+        logger = logging.getLogger(settings.LOG_CATEGORIES[cat])
         logger.setLevel(logging.INFO)
         if not logger.handlers:
             handler = logging.StreamHandler()

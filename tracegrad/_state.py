@@ -7,6 +7,7 @@ import sys
 import threading
 
 from tracegrad.ir.graph import SourceLoc
+from tracegrad.passes import settings
 
 
 # how the dispatch core turns (tracer, profiler) into the mode ops run in
@@ -75,10 +76,8 @@ class _Local(threading.local):
 
 local = _Local()
 
-_EXECUTORS = ("auto", "jax", "interpreter")
-_executor = os.environ.get("TRACEGRAD_EXECUTOR", "auto")
-if _executor not in _EXECUTORS:
-    raise ValueError(f"TRACEGRAD_EXECUTOR={_executor!r} is not one of {_EXECUTORS}")
+_EXECUTORS = settings.EXECUTORS
+_executor = settings.executor()   # TRACEGRAD_EXECUTOR (passes/settings.py)
 
 
 def set_executor(name: str) -> None:

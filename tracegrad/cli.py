@@ -22,18 +22,24 @@ import re
 import runpy
 import sys
 import tempfile
-
 import tracegrad as tg
+from tracegrad.ir.types import from_name
 from tracegrad import _dump
 from tracegrad.autograd import engine
-from tracegrad.backends import interpreter, jax_backend
 from tracegrad.compiler.compile import CompiledFunction
-from tracegrad.ir import IRParseError, parse, print_graph
 from tracegrad.ir.errors import TracegradError
+from tracegrad.passes import settings
+from tracegrad.ir import parse
+from tracegrad.ir.summary import ProgramReport, saved_rows
+from tracegrad.passes import format_records
 from tracegrad.ir.export import to_dot, to_json
+from tracegrad.ir.printer import print_graph
+from tracegrad.ir.summary import format_report
 from tracegrad.ir.html_report import render_html
-from tracegrad.ir.summary import ProgramReport, format_report, saved_rows
-from tracegrad.ir.types import from_name
+from tracegrad.ir import IRParseError, parse
+from tracegrad.backends import jax_backend
+from tracegrad.backends import interpreter
+from tracegrad.ir import print_graph
 
 _SPEC = re.compile(r"\s*([a-z]+\d*)\[([\d,\s]*)\]\s*")
 _EXT = {"text": "tgir", "dot": "dot", "json": "json", "html": "html"}
@@ -98,7 +104,7 @@ def _trace(ns, fn, args):
     compiled = tg.compile(plain, executor=getattr(fn, "executor", None), fullgraph=True)
     engine.clear_cache()   # so each backward program the call needs is built, and recorded
     with tempfile.TemporaryDirectory() as tmp:
-        where = ns.output if ns.after_each_pass else (os.environ.get("TRACEGRAD_DUMP") or tmp)
+        where = ns.output if ns.after_each_pass else (settings.dump_directory() or tmp)
         with _dump.recording(where) as recorded:
             try:
                 compiled(*args)
@@ -132,6 +138,20 @@ def _reports(name: str, program, recorded, stage: str) -> list:
     return out
 
 
+def _pass_reports(name: str, program, recorded, stage: str) -> str:
+    """The summary's pass tables: per program, each pass with its time, nodes before and
+    after, and what it did (`passes.PassRecord`)."""
+    tables = []
+    if stage in ("forward", "all"):
+        tables.append((name, program.passes))
+        tables += [(f"{name} backward (inlined, {rec.prefix.split('_')[-1]})",
+                    rec.partition.passes) for rec in recorded if rec.partition is not None]
+    if stage in ("backward", "all") and program.backward is not None:
+        tables.append((f"{name}_backward", program.backward_passes))
+    return "".join(f"\n\n== {label}: passes\n{format_records(records)}"
+                   for label, records in tables if records)
+
+
 def _write(folder: str, filename: str, text: str) -> str:
     path = os.path.join(folder, filename)
     try:
@@ -160,7 +180,7 @@ def cmd_dump(ns: argparse.Namespace) -> int:
         _fail("the function returns nothing that needs a backward program (its backward, "
               "if any, is inside the step's program: use --stage forward)")
     reports = _reports(name, program, recorded, ns.stage)
-    summary = format_report(reports)
+    summary = format_report(reports) + _pass_reports(name, program, recorded, ns.stage)
     if ns.format == "html":
         subtitle = (f"tracegrad dump {ns.target}: program {program.hash}, arguments "
                     + ", ".join(str(v.type) for v in program.forward.inputs[:len(args)]))

@@ -7,11 +7,10 @@ naming the program and output.  Slow; meant for tests and debugging.
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from tracegrad.ir.graph import Graph
+from tracegrad.passes import settings
 
 from . import interpreter
 
@@ -20,7 +19,7 @@ _TOL = {"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (2e-4, 1e-
 
 
 def enabled() -> bool:
-    return os.environ.get("TRACEGRAD_CROSSCHECK") == "1"
+    return settings.crosscheck()
 
 
 def compare(g: Graph, inputs: list, jax_outputs: list) -> list[np.ndarray]:

@@ -11,15 +11,14 @@
 The first call traces the function with abstract tensors (see trace.py):
 the forward ops, the backward program the engine inlines when `backward()`
 is called, and the optimizer update all land in one graph, which is pruned,
-verified and lowered with `jax.jit`.  Later calls with the same guards
-(argument shapes/dtypes/requires_grad, static arguments, grad mode, the
-identity, shape and dtype of every lifted tensor, and checks registered while
-tracing, `Tracer.guard`: e.g. what an optimizer's step baked in, see
-optim/optimizer.py) run the executable and
-write its outputs back: mutated parameters, `.grad` attributes, optimizer
-state.  A failed guard retraces; the reason, in words (``argument x: shape
-(32, 8) -> (20, 8)``, see guards.py), is logged under ``tracegrad.compile``
-(``TRACEGRAD_LOG=recompiles``).  Shapes are static: a smaller last batch costs
+simplified and deduplicated (passes.optimize_program), verified and lowered with
+`jax.jit`.  Later calls with the same guards (argument shapes/dtypes/requires_grad,
+static arguments, grad mode, the identity, shape and dtype of every lifted tensor, and
+checks registered while tracing, `Tracer.guard`: e.g. what an optimizer's step baked in,
+see optim/optimizer.py) run the executable and write its outputs back: mutated
+parameters, `.grad` attributes, optimizer state.  A failed guard retraces; the reason,
+in words (``argument x: shape (32, 8) -> (20, 8)``, see guards.py), is logged under
+``tracegrad.compile`` (``TRACEGRAD_LOG=recompiles``).  Shapes are static: a smaller last batch costs
 one more program, traced once and cached like the first.  Each function keeps
 at most `cache_size` programs and warns when it drops one.
 
@@ -59,26 +58,22 @@ import warnings
 import weakref
 from collections import OrderedDict
 
-import numpy as np
-
 from tracegrad.ir.errors import TraceError
-from tracegrad.ir.graph import Graph
 from tracegrad.ir.printer import print_graph
 from tracegrad.ir.verifier import verify
-from tracegrad import passes
-from tracegrad.passes.prune import prune
+from tracegrad.passes import format_records, optimize_program
 
 from .. import _dump, _state
 from ..amp import state_key as autocast_key
 from .._views import refresh as refresh_views
-from ..autograd.function import Function
 from ..autograd.profiler import profiled
 from ..backends.executable import Executable
 from ..tensor import Tensor
 from . import sharding
-from .guards import describe_key_change, hook_signature as _hook_signature, lifted_failure
+from .backward_plan import BackwardPlan
+from .guards import GuardFailure, describe_key_change, lifted_failure, lifted_guard
 from .programs import describe
-from .trace import TraceResult, Tracer
+from .trace import GradWrite, TraceResult, Tracer
 
 log = logging.getLogger("tracegrad.compile")
 LIVE: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()   # tests round-trip their programs
@@ -118,11 +113,10 @@ class Entry:
     def __init__(self, tr: TraceResult, executor: str, options: dict | None = None):
         self.trace = tr
         self.graph = tr.graph
-        self.lifted = [(weakref.ref(lf.tensor), lf.tensor._type, lf.requires_grad,
-                        _hook_signature(lf.tensor)) for lf in tr.lifted[tr.n_args:]]
+        self.lifted = [lifted_guard(lf.tensor, lf.requires_grad) for lf in tr.lifted[tr.n_args:]]
         self.n_args = tr.n_args
         # returned tensors needing grad: adds the saved values to the program's outputs
-        self.grad_plan = _BackwardPlan(tr) if tr.grad_outputs else None
+        self.grad_plan = BackwardPlan(tr) if tr.grad_outputs else None
         self.text = print_graph(tr.graph)
         self.hash = hashlib.sha1(self.text.encode()).hexdigest()[:10]
         self.runs = 0   # calls that ran this program (CompiledFunction.programs)
@@ -142,23 +136,24 @@ class Entry:
         self._run = None
         self._exe = None
 
-    def guard_failure(self) -> str | None:
+    def guard_failure(self) -> GuardFailure | None:
         failure = lifted_failure(self.lifted, self.trace.module_guards)
         if failure is not None:
             return failure
         for ref, grad_ref in self.trace.grad_guards:
             t = ref()
             if t is None:
-                return "a tensor whose .grad the program touches was freed"
+                return GuardFailure("a tensor whose .grad the program touches was freed",
+                                    gone=True)
             if (t._grad is None) != (grad_ref is None):
-                return "a .grad attribute changed between None and a tensor"
+                return GuardFailure("a .grad attribute changed between None and a tensor")
             if grad_ref is not None and t._grad is not grad_ref():
                 # the program reads and writes the .grad tensor object it lifted
-                return "a .grad attribute was replaced by another tensor object"
+                return GuardFailure("a .grad attribute was replaced by another tensor object")
         for check in self.trace.guards:   # registered while tracing (e.g. by an optimizer)
-            reason = check()
-            if reason is not None:
-                return reason
+            failure = GuardFailure.of(check())
+            if failure is not None:
+                return failure
         return None
 
     @profiled("tg.compile::run")
@@ -180,16 +175,17 @@ class Entry:
             k += 1
             if t._views:
                 refresh_views(t)
-        for t, effect in tr.grad_effects:
-            if effect is None:
+        for effect in tr.grad_effects:
+            t, write = effect.tensor, effect.write
+            if write is GradWrite.CLEAR:
                 t._grad = None
-            elif isinstance(effect, tuple):
-                t._grad = effect[1]
+            elif write is GradWrite.TENSOR:
+                t._grad = effect.value
             elif t._grad is not None and t._grad._base is None:
-                t._grad._data = outs[effect]       # in place, keeping the grad's identity
+                t._grad._data = outs[effect.output]   # in place, keeping the grad's identity
                 t._grad._vc[0] += 1
             else:
-                t._grad = Tensor(outs[effect])
+                t._grad = Tensor(outs[effect.output])
         for t, idx in tr.escaped:
             t._data = outs[idx]
         override = {}
@@ -250,56 +246,6 @@ def _unflatten(tree, outs, override=None):
     return kind(items)
 
 
-class _BackwardPlan:
-    """Returned tensors that require grad: the forward program also outputs the values the
-    min-cut partition saves, and the outputs' grad_fn runs the static backward program."""
-
-    def __init__(self, tr: TraceResult):
-        g = tr.graph
-        self.outputs = list(tr.grad_outputs)
-        self.wrt = [i for i, lf in enumerate(tr.lifted) if lf.requires_grad]
-        view = Graph(g.name, list(g.inputs), list(g.nodes), [g.outputs[i] for i in self.outputs])
-        part = passes.build_backward(view, [g.inputs[i] for i in self.wrt], policy="min_bytes")
-        position = {id(v): ("in", i) for i, v in enumerate(g.inputs)}
-        self.saved = []
-        for v in part.saved:
-            if id(v) not in position:
-                g.outputs.append(v)            # the forward program returns it as well
-                position[id(v)] = ("out", len(g.outputs) - 1)
-            self.saved.append(position[id(v)])
-        self.backward = part.backward
-        self.saved_bytes = part.saved_bytes
-        self.partition = part   # saved values and why (CompiledFunction.programs)
-        self._exe = None
-
-    def attach(self, outs, inputs, lifted, executor) -> dict:
-        """Output tensors (by output index) whose grad_fn runs the backward program."""
-        if self._exe is None:
-            self._exe = Executable(self.backward)
-        saved = [inputs[i] if kind == "in" else outs[i] for kind, i in self.saved]
-        wrt = [lifted[i] for i in self.wrt]
-        values = [outs[i] for i in self.outputs]
-        res = _CompiledBackward.apply(self, saved, values, executor, *wrt)
-        res = res if isinstance(res, tuple) else (res,)
-        return dict(zip(self.outputs, res))
-
-
-class _CompiledBackward(Function):
-    @staticmethod
-    def forward(ctx, plan, saved, values, executor, *wrt):
-        ctx.plan, ctx.saved, ctx.executor = plan, saved, executor
-        out = tuple(Tensor(v) for v in values)
-        return out if len(out) > 1 else out[0]
-
-    @staticmethod
-    def backward(ctx, *cts):
-        plan = ctx.plan
-        arrays = [c._data if c is not None else np.zeros(v.shape, v.dtype.numpy)
-                  for c, v in zip(cts, plan.backward.inputs)] + list(ctx.saved)
-        grads = plan._exe.run(arrays, ctx.executor)
-        return (None, None, None, None) + tuple(Tensor(g) for g in grads)
-
-
 class _EagerEntry:
     """A guard set whose trace hit a graph break: its calls run ``fn`` eagerly, untraced."""
 
@@ -308,12 +254,17 @@ class _EagerEntry:
     def __init__(self, tracer: Tracer, n_args: int, reason: str):
         self.reason = reason
         lifted = list(tracer.lifted.values())[n_args:]   # arguments come first
-        self.lifted = [(weakref.ref(lf.tensor), lf.tensor._type, lf.requires_grad,
-                        _hook_signature(lf.tensor)) for lf in lifted]
+        self.lifted = [lifted_guard(lf.tensor, lf.requires_grad) for lf in lifted]
         self.module_guards = list(tracer.modules.values())
 
-    def guard_failure(self) -> str | None:
+    def guard_failure(self) -> GuardFailure | None:
         return lifted_failure(self.lifted, self.module_guards)
+
+
+def _gone(entry) -> bool:
+    """Can `entry` never run again (a tensor or optimizer it is bound to was freed)?"""
+    failure = entry.guard_failure()
+    return failure is not None and failure.gone
 
 
 def _warn(message: str) -> None:
@@ -411,14 +362,14 @@ class CompiledFunction:
                  len(entry.graph.nodes), entry.hash)
         _dump.write(f"{self.__name__}_{entry.hash}.tgir", entry.text)
         _dump.write(f"{self.__name__}_{entry.hash}.why.txt", f"compiled because: {reason}\n")
+        _dump.write(f"{self.__name__}_{entry.hash}.passes.txt", format_records(entry.trace.passes))
         if entry.provisional and self._last_provisional.get(key) == entry.hash:
             entry.provisional = False     # the same program again: the new state is stable
         if entry.provisional:
             self._last_provisional[key] = entry.hash
         # keep programs whose guards fail now (a train/eval switch may come back); drop ones
-        # whose lifted tensors are gone
-        bucket = [e for e in entries if not e.provisional
-                  and "freed" not in (e.guard_failure() or "")]
+        # bound to something that was freed
+        bucket = [e for e in entries if not e.provisional and not _gone(e)]
         self._cache[key] = [entry] + bucket
         self._cache.move_to_end(key)
         if sum(len(v) for v in self._cache.values()) > self.cache_size:
@@ -461,9 +412,8 @@ class CompiledFunction:
         if broke is not None:
             return self._graph_break(tracer, len(tensors), broke)
         self.traces += 1
-        graph, _ = prune(tr.graph)
-        tr.graph = graph
-        verify(graph)
+        tr.graph, tr.passes = optimize_program(tr.graph)   # prune -> simplify -> cse -> prune
+        verify(tr.graph)
         return Entry(tr, executor, self.options)
 
     def _graph_break(self, tracer: Tracer, n_args: int, reason: str) -> _EagerEntry:

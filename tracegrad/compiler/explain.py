@@ -1,8 +1,10 @@
 """`tg.explain(fn, *args)`: what the compiler saves for backward, and why.
 
-Traces `fn` (which returns a scalar loss) with abstract tensors, builds the
-joint forward+backward graph, runs the pass pipeline, and partitions it with
-the chosen policy; reports the saved values next to the `save_all` baseline.
+Traces `fn` (which returns a scalar loss) with abstract tensors, prunes the
+forward, builds the joint forward+backward graph, runs the pass pipeline
+(`passes.optimized_joint`), and partitions it with the chosen policy
+(`passes.partition_joint`); reports the saved values next to the `save_all`
+baseline, and every pass that ran (`ExplainReport.passes`).
 """
 from __future__ import annotations
 
@@ -11,8 +13,8 @@ from dataclasses import dataclass
 from tracegrad.ir.errors import TraceError
 from tracegrad.ir.graph import Graph, SourceLoc
 from tracegrad.ir.printer import format_loc, print_graph, value_names
-from tracegrad.passes import optimized_joint, prune
-from tracegrad.passes.partition import partition
+from tracegrad.passes import (PassManager, PassRecord, format_records, optimized_joint,
+                              partition_joint, prune)
 
 from .. import _state
 from ..backends import interpreter
@@ -35,7 +37,9 @@ class SavedTensor:
 
 @dataclass(frozen=True)
 class ExplainReport:
-    """Attributes: forward, backward (Graphs), saved_tensors, saved_bytes, save_all_bytes, policy."""
+    """Attributes: forward, backward (Graphs), saved_tensors, saved_bytes, save_all_bytes,
+    policy, and ``passes``: the `PassRecord` of every pass that built the programs, in order
+    (prune of the traced forward, autodiff ... partition)."""
 
     forward: Graph
     backward: Graph
@@ -46,6 +50,7 @@ class ExplainReport:
     recomputed: int
     example_inputs: tuple = ()   # arrays of the forward inputs at trace time
     saved_values: tuple = ()     # forward-program values the backward program reads, in order
+    passes: tuple[PassRecord, ...] = ()
 
     def backward_inputs(self) -> list:
         """Concrete inputs of the backward program: a unit cotangent, then the saved values
@@ -65,15 +70,18 @@ class ExplainReport:
             t = f"{s.dtype}[{','.join(map(str, s.shape))}]"
             where = format_loc(s.loc) or "-"
             rows.append(f"{s.name:>7}  {t:<16} {s.nbytes:>12,}  {where}: {s.reason}")
+        if self.passes:
+            rows += ["", "passes:", format_records(self.passes)]
         return "\n".join(rows + ["", "forward:", print_graph(self.forward), "",
                                  "backward:", print_graph(self.backward)])
 
 
-def trace_loss(fn, args) -> tuple[Graph, list, list, frozenset]:
-    """Trace `fn(*args)` to a forward graph with one output.
+def trace_loss(fn, args) -> tuple[Graph, list, list, frozenset, list]:
+    """Trace `fn(*args)` to a forward graph with one output, pruned.
 
     Returns (graph, wrt values, the arrays the graph's inputs held at trace time,
-    ids of the nodes inside `tg.utils.checkpoint` regions).
+    ids of the nodes inside `tg.utils.checkpoint` regions, the prune's PassRecords).
+    Only pruned: the checkpoint ids name the traced nodes, which a rewrite would replace.
     """
     if _state.local.tracer is not None:
         raise TraceError("tg.explain cannot run inside a traced function")
@@ -99,8 +107,8 @@ def trace_loss(fn, args) -> tuple[Graph, list, list, frozenset]:
         tracer.restore()
     if not wrt:
         raise ValueError("tg.explain: no tensor reached by fn requires grad")
-    g, _ = prune(g)
-    return g, wrt, arrays, recompute
+    g, records = PassManager([("prune", prune)]).run(g)
+    return g, wrt, arrays, recompute, records
 
 
 def explain(fn, *args, policy: str = "min_bytes") -> ExplainReport:
@@ -113,10 +121,11 @@ def explain(fn, *args, policy: str = "min_bytes") -> ExplainReport:
     Returns:
         ExplainReport; ``print(report)`` shows the table and both programs.
     """
-    fwd, wrt, arrays, recompute = trace_loss(fn, args)
+    fwd, wrt, arrays, recompute, pruned = trace_loss(fn, args)
     joint = optimized_joint(fwd, wrt)
-    part = partition(joint, policy=policy, recompute=recompute)
-    baseline = part if policy == "save_all" else partition(joint, policy="save_all")
+    part = partition_joint(joint, policy=policy, recompute=recompute, fused=False)
+    baseline = (part if policy == "save_all"
+                else partition_joint(joint, policy="save_all", fused=False))
     forward = Graph(f"{fwd.name}_forward", list(fwd.inputs), list(fwd.nodes))
     inputs = {id(v) for v in fwd.inputs}
     forward.outputs = list(fwd.outputs) + [v for v in part.saved if id(v) not in inputs]
@@ -125,4 +134,5 @@ def explain(fn, *args, policy: str = "min_bytes") -> ExplainReport:
                               v.node.loc if v.node is not None else None,
                               part.reasons[id(v)], id(v) in inputs) for v in part.saved)
     return ExplainReport(forward, part.backward, saved, part.saved_bytes, baseline.saved_bytes,
-                         policy, len(part.recomputed), tuple(arrays), tuple(part.saved))
+                         policy, len(part.recomputed), tuple(arrays), tuple(part.saved),
+                         tuple(pruned) + part.passes)

@@ -5,14 +5,51 @@ requires_grad and aliasing, static arguments, grad mode; `compile._arg_key`)
 and then checked against the tensors it lifted (identity, type, hooks), the
 train/eval mode of the modules it ran and which ``.grad`` attributes were
 None.  The functions here turn a failed check into the one-line reason that
-``TRACEGRAD_LOG=recompiles`` prints and ``TRACEGRAD_DUMP`` writes.
+``TRACEGRAD_LOG=recompiles`` prints and ``TRACEGRAD_DUMP`` writes, as a typed
+`GuardFailure`: the cache decides by its ``gone`` flag, never by the words.
 """
 from __future__ import annotations
 
 import inspect
 import weakref
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..tensor import Tensor
+
+
+@dataclass(frozen=True, slots=True)
+class GuardFailure:
+    """Why a cached program does not fit a call.
+
+    Attributes:
+        reason: one line for the log and the dump (``str(failure)``).
+        gone: something the program is bound to (a lifted tensor, an optimizer) was freed,
+            so the program can never run again: the cache drops it.
+    """
+
+    reason: str
+    gone: bool = False
+
+    def __str__(self) -> str:
+        return self.reason
+
+    @classmethod
+    def of(cls, check_result) -> GuardFailure | None:
+        """A guard check's result (None, a reason string or a GuardFailure) as a failure."""
+        if check_result is None or isinstance(check_result, GuardFailure):
+            return check_result
+        return cls(str(check_result))
+
+
+class LiftedGuard(NamedTuple):
+    """What a program assumes of one lifted tensor (parameter, state): the same object
+    (`ref`), with the same type, requires_grad and leaf hooks."""
+
+    ref: weakref.ref
+    type: object
+    requires_grad: bool
+    hooks: tuple
 
 
 def hook_signature(t: Tensor) -> tuple:
@@ -21,24 +58,26 @@ def hook_signature(t: Tensor) -> tuple:
     return () if h is None else (tuple(h.pre), tuple(h.post_acc))
 
 
-def lifted_guard(t: Tensor, requires_grad: bool) -> tuple:
-    return weakref.ref(t), t._type, requires_grad, hook_signature(t)
+def lifted_guard(t: Tensor, requires_grad: bool) -> LiftedGuard:
+    return LiftedGuard(weakref.ref(t), t._type, requires_grad, hook_signature(t))
 
 
-def lifted_failure(lifted: list[tuple], module_guards: list[tuple]) -> str | None:
+def lifted_failure(lifted: list[LiftedGuard],
+                   module_guards: list[tuple]) -> GuardFailure | None:
     """Why the lifted tensors or the modules' modes no longer match, or None."""
     for ref, typ, rg, hooks in lifted:
         t = ref()
         if t is None:
-            return "a lifted tensor (parameter or state) was freed"
+            return GuardFailure("a lifted tensor (parameter or state) was freed", gone=True)
         if t._type != typ or t._requires_grad != rg:
-            return f"lifted tensor changed type: {typ} -> {t._type}"
+            return GuardFailure(f"lifted tensor changed type: {typ} -> {t._type}")
         if hook_signature(t) != hooks:
-            return "hooks were added to or removed from a lifted tensor"
+            return GuardFailure("hooks were added to or removed from a lifted tensor")
     for ref, training in module_guards:
         m = ref()
         if m is not None and m.training != training:
-            return f"{type(m).__name__}.training changed to {m.training} (train()/eval())"
+            return GuardFailure(f"{type(m).__name__}.training changed to {m.training} "
+                                "(train()/eval())")
     return None
 
 

@@ -33,6 +33,8 @@ class CompiledProgram:
             from the forward, with where it was computed and why it is saved.
         saved_bytes: bytes of those values that are not program inputs.
         runs: how many calls ran this program (the call that traced it included).
+        passes: the `passes.PassRecord`s of the compiled pipeline that made `forward`.
+        backward_passes: those of the pipeline that made `backward` (autodiff ... fuse).
     """
 
     name: str
@@ -43,6 +45,8 @@ class CompiledProgram:
     saved: tuple
     saved_bytes: int
     runs: int
+    passes: tuple = ()
+    backward_passes: tuple = ()
 
     def __str__(self) -> str:
         bwd = (f", backward {len(self.backward.nodes)} nodes reading {len(self.saved)} saved "
@@ -140,9 +144,11 @@ def _parameter_names(module_guards) -> dict:
 def describe(compiled, key, entry) -> CompiledProgram:
     plan = entry.grad_plan
     backward = plan.backward if plan is not None else None
-    saved, nbytes = (), 0
+    saved, nbytes, backward_passes = (), 0, ()
     if plan is not None:
         part = plan.partition
         saved, nbytes = tuple(saved_rows(backward, part.saved, part.reasons)), part.saved_bytes
+        backward_passes = part.passes
     return CompiledProgram(compiled.__name__, entry.hash, describe_guards(compiled.fn, key, entry),
-                           entry.graph, backward, saved, nbytes, entry.runs)
+                           entry.graph, backward, saved, nbytes, entry.runs,
+                           tuple(entry.trace.passes), backward_passes)

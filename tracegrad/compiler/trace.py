@@ -25,6 +25,7 @@ names the traced tensors such effects left behind.
 """
 from __future__ import annotations
 
+import enum
 import gc
 import weakref
 from dataclasses import dataclass, field
@@ -70,6 +71,25 @@ def _roll_back(snapshot: tuple) -> None:
         current[k] = inner
 
 
+class GradWrite(enum.Enum):
+    """How a call of the program leaves a tensor's ``.grad``."""
+
+    CLEAR = "clear"     # set to None (``zero_grad(set_to_none=True)``)
+    OUTPUT = "output"   # a program output (``backward()`` inside the function)
+    TENSOR = "tensor"   # an existing concrete tensor the function assigned
+
+
+@dataclass(frozen=True, slots=True)
+class GradEffect:
+    """One ``.grad`` write of a traced call: `output` is the program output (OUTPUT),
+    `value` the tensor assigned (TENSOR)."""
+
+    tensor: Tensor
+    write: GradWrite
+    output: int | None = None
+    value: Tensor | None = None
+
+
 @dataclass
 class Lifted:
     tensor: Tensor
@@ -90,7 +110,7 @@ class TraceResult:
     lifted: list[Lifted]
     constants: list[np.ndarray]           # arrays fed to the inputs after args + lifted
     mutated: list[int]                    # indices into `lifted` written back
-    grad_effects: list[tuple]             # (tensor, grad-was-None-at-entry, output index | None)
+    grad_effects: list[GradEffect]        # .grad attributes the call writes
     escaped: list[Tensor]                 # created tensors still alive, written back
     out_tree: object                      # the return value with outputs replaced by indices
     first_mutated_output: int = 0
@@ -99,6 +119,7 @@ class TraceResult:
     module_guards: list[tuple] = field(default_factory=list)  # (weakref to module, .training)
     grad_outputs: list[int] = field(default_factory=list)   # returned outputs that require grad
     guards: list = field(default_factory=list)   # callables -> None or why the trace is stale
+    passes: list = field(default_factory=list)   # PassRecords of the compiled pipeline
 
 
 class Tracer:
@@ -215,11 +236,11 @@ class Tracer:
             if after is before:
                 continue
             if after is None:
-                grad_effects.append((t, None))
+                grad_effects.append(GradEffect(t, GradWrite.CLEAR))
             elif isinstance(after._data, Value):
-                grad_effects.append((t, output(after._data)))
+                grad_effects.append(GradEffect(t, GradWrite.OUTPUT, output=output(after._data)))
             else:
-                grad_effects.append((t, ("tensor", after)))
+                grad_effects.append(GradEffect(t, GradWrite.TENSOR, value=after))
         for lf in lifted:
             if id(lf.tensor) not in self.grad_touched:
                 grad_guards.append((weakref.ref(lf.tensor), _ref_or_none(lf.tensor._grad)))

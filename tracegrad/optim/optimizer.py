@@ -31,6 +31,7 @@ from tracegrad.ir.errors import TraceError
 from .. import _state
 from .._ops import view_as_real
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..compiler.guards import GuardFailure
 from ..tensor import Tensor
 
 
@@ -285,10 +286,10 @@ class Optimizer:
     def _make_guard(self):
         ref, name, expected = weakref.ref(self), type(self).__name__, self._signature()
 
-        def check() -> str | None:
+        def check() -> str | GuardFailure | None:
             opt = ref()
-            if opt is None:
-                return f"the {name} optimizer the program updates was freed"
+            if opt is None:   # the program can never run again: the cache drops it
+                return GuardFailure(f"the {name} optimizer the program updates was freed", True)
             now = opt._signature()
             if now == expected:
                 return None

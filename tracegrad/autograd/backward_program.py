@@ -1,0 +1,242 @@
+"""Backward programs of tapes: built from the wiring, cached by its key, run on arrays.
+
+`_build_program` rebuilds the forward IR graph of a reachable tape (hook marks and
+custom-Function nodes included, see hooks.py) and runs the pass pipeline
+(`passes.build_backward`); the program records, per saved input, a `Feed`: where its
+value lives on the tape and which readers' versions to check before it is read
+(saved_values.py).
+"""
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from typing import NamedTuple
+
+import numpy as np
+
+from tracegrad.ir.graph import Graph, Node as IRNode
+from tracegrad.passes import build_backward
+
+from .. import _dump, _state
+from ..backends.executable import Executable
+from . import anomaly, hooks, profiler
+from .function import CUSTOM_FUNCTION
+from .graph import Node
+from .wiring import LeafRef, NodeRef, _Wiring
+
+log = logging.getLogger("tracegrad.autograd")
+
+
+class SavedSlot(NamedTuple):
+    """A value a tape node holds: input (or, with `is_output`, output) `index` of the node
+    at position `node`."""
+
+    node: int
+    is_output: bool
+    index: int
+
+
+class Feed(NamedTuple):
+    """A saved input of a backward program: the tape slot its value is read from, and the
+    slots of the forward ops whose VJP reads it (`readers`; each is checked against the
+    version its node saw; empty: the slot itself is checked)."""
+
+    node: int
+    is_output: bool
+    index: int
+    readers: tuple
+
+    def checked(self) -> tuple:
+        """The slots whose versions are checked before the value is read."""
+        return self.readers or (SavedSlot(self.node, self.is_output, self.index),)
+
+
+class VersionCheck(NamedTuple):
+    """One version check of a feed: entry `slot` of ``Node.versions`` of tape node `node`."""
+
+    node: int
+    slot: int
+
+
+CACHE_SIZE = 512
+HOT_AFTER = 2   # "auto" executor: lower to jax on a program's third run
+
+
+class BackwardProgram:
+    """A cached backward program and what it reads from the tape."""
+
+    def __init__(self, graph: Graph, feeds: tuple, n_cotangents: int, saved_bytes: int,
+                 markers: dict | None = None):
+        self.graph = graph
+        self.feeds = feeds   # per saved input: a `Feed`
+        self.n_cotangents = n_cotangents
+        self.saved_bytes = saved_bytes
+        self.markers = markers or {}   # forward id of a hook mark -> ("node", i) | ("leaf", li)
+        self.host = any(n.op == hooks.HOST for n in graph.nodes)
+        self.hook_calls = hooks.hook_calls(graph) if self.host else frozenset()
+        self.runs = 0
+        self._exe = Executable(graph, pack_small=True)   # many small saved values: see jax_backend
+        self._steps = None
+        self._nan_plan = None
+        self.version_checks = ()   # per feed, its `VersionCheck`s (set by _build_program)
+
+    def nan_plan(self) -> list:
+        if self._nan_plan is None:
+            self._nan_plan = anomaly.nan_plan(self.graph)
+        return self._nan_plan
+
+    def run_arrays(self, arrays: list, run: hooks.BackwardRun | None = None) -> list[np.ndarray]:
+        executor = _state.get_executor()
+        if _state.local.anomaly:   # node by node on NumPy, with checks
+            self.runs += 1
+            return anomaly.run(self, arrays, run)
+        if executor == "auto":
+            executor = "jax" if self.runs >= HOT_AFTER else "interpreter"
+        self.runs += 1
+        if self.host:   # hooks / Function backwards: Python between compiled segments
+            if self._steps is None:
+                self._steps = hooks.segment(self.graph)
+            return hooks.run_segmented(self.graph, self._steps, arrays, run, executor)
+        return self._exe.run(arrays, executor)
+
+
+_cache: OrderedDict = OrderedDict()
+
+
+def clear_cache() -> None:
+    _cache.clear()
+
+
+def cache_info() -> dict:
+    return {"programs": len(_cache), "max": CACHE_SIZE}
+
+
+def _build_program(nodes: list[Node], w: _Wiring) -> BackwardProgram:
+    """The forward IR graph of the tape, then its backward program.
+
+    Hooked tensors get a ``tensor_hooks`` mark that every use reads (roots
+    included) while gradients requested for them read the unmarked value,
+    and nodes with node hooks become ``node_hooks``; see hooks.py.  Forward
+    node ids are tape positions; marks get ids from ``len(nodes)`` on.
+    """
+    g = Graph(name="tape")
+    feed_of: dict[int, tuple] = {}
+    leaf_vals = [None] * len(w.leaves)   # what consumers read (a mark when hooked)
+    leaf_raw = [None] * len(w.leaves)
+    outs: list[list] = []
+    raw_outs: list[list] = []
+    markers: dict[int, tuple] = {}
+    hooked_leaves = set(w.leaf_hooked)
+
+    def mark(v, attrs: dict, owner: tuple):
+        mid = len(nodes) + len(markers)
+        markers[mid] = owner
+        m = IRNode(hooks.TENSOR_HOOKS.name, [v], attrs, [v.type], None, id=mid)
+        g.nodes.append(m)
+        feed_of[id(m.outputs[0])] = feed_of[id(v)]
+        return m.outputs[0]
+
+    for i, (n, refs) in enumerate(zip(nodes, w.refs)):
+        ins = []
+        for k, r in enumerate(refs):
+            kind = type(r)
+            if kind is NodeRef:
+                v = outs[r.node][r.output]
+            elif kind is LeafRef and leaf_vals[r.leaf] is not None:
+                v = leaf_vals[r.leaf]
+            else:
+                v = g.add_input(n.in_types[k])
+                feed_of[id(v)] = SavedSlot(i, False, k)
+                if kind is LeafRef:
+                    li = r.leaf
+                    leaf_raw[li] = v
+                    if li in hooked_leaves:
+                        v = mark(v, {"node": -1, "index": li, "leaf": True}, ("leaf", li))
+                    leaf_vals[li] = v
+            ins.append(v)
+        attrs = n.attrs if n.op is not CUSTOM_FUNCTION else dict(n.attrs, node=i)
+        sig = w.hooks.get(i)
+        if sig is not None and (sig[0] or sig[1]):
+            node = IRNode(hooks.NODE_HOOKS.name, ins, {
+                "node": i, "op": n.op.name, "op_attrs": tuple(attrs.items()),
+                "out_types": tuple(n.out_types), "needs": tuple(e is not None for e in n.edges),
+                "pre": sig[0], "post": sig[1]}, n.out_types, n.loc, id=i)
+        else:
+            node = IRNode(n.op.name, ins, attrs, n.out_types, n.loc, id=i)
+        g.nodes.append(node)
+        for j, o in enumerate(node.outputs):
+            feed_of[id(o)] = SavedSlot(i, True, j)
+        raw_outs.append(node.outputs)
+        consumed = list(node.outputs)
+        for k in (sig[2] if sig is not None else ()):
+            consumed[k] = mark(consumed[k], {"node": i, "index": k, "leaf": False}, ("node", i))
+        outs.append(consumed)
+
+    def value(ref, raw: bool):
+        if type(ref) is NodeRef:
+            return (raw_outs if raw else outs)[ref.node][ref.output]
+        return (leaf_raw if raw else leaf_vals)[ref.leaf]
+
+    g.outputs = [value(r, False) for r in w.roots]
+    wrt = [value(r, True) for r in w.targets]
+    prefix = None
+    if _dump.directory() is not None:   # TRACEGRAD_DUMP: this program and each pass
+        prefix = f"backward_{_dump.short_hash(repr(w.key))}"
+    part = build_backward(g, wrt, on_pass=_dump.pass_writer(prefix) if prefix else None)
+    if prefix:
+        _dump.backward_built(prefix, part)
+    feeds = tuple(Feed(*feed_of[id(v)], readers)
+                  for v, readers in zip(part.saved, _readers(g, part)))
+    log.debug("built backward program: %d nodes, %d saved values (%d bytes)",
+              len(part.backward.nodes), len(feeds), part.saved_bytes)
+    prog = BackwardProgram(part.backward, feeds, len(w.roots), part.saved_bytes, markers)
+    prog.version_checks = tuple(
+        tuple(VersionCheck(r, rk + (len(nodes[r].in_types) if r_out else 0))
+              for r, r_out, rk in f.checked())
+        for f in feeds)
+    return prog
+
+
+def _readers(g: Graph, part) -> list[tuple]:
+    """Version checks per saved value: one `SavedSlot` per forward op whose VJP reads it, as
+    torch checks each saved variable against the version its own node saw.  One pass over
+    the backward program (linear in its size: a per-saved-value scan was quadratic on deep
+    tapes)."""
+    slot = {id(p): s for s, p in enumerate(part.backward.inputs[len(g.outputs):])}
+    fwd_ids: list[set] = [set() for _ in part.saved]
+    for n in part.backward.nodes:
+        if n.fwd_id is None:
+            continue
+        for u in n.inputs:
+            s = slot.get(id(u))
+            if s is not None:
+                fwd_ids[s].add(n.fwd_id)
+    by_id = {n.id: n for n in g.nodes}
+    out = []
+    for v, ids in zip(part.saved, fwd_ids):
+        checks = set()
+        for fid in ids:
+            fwd = by_id.get(fid)
+            if fwd is None:
+                continue
+            for k, u in enumerate(fwd.inputs):
+                if u is v:
+                    checks.add(SavedSlot(fid, False, k))
+            for k, u in enumerate(fwd.outputs):
+                if u is v:
+                    checks.add(SavedSlot(fid, True, k))
+        out.append(tuple(sorted(checks)))
+    return out
+
+
+def _program_for(nodes: list[Node], w: _Wiring) -> BackwardProgram:
+    prog = _cache.get(w.key)
+    if prog is None:
+        with profiler.region(profiler.BUILD):
+            prog = _build_program(nodes, w)
+        _cache[w.key] = prog
+        if len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    else:
+        _cache.move_to_end(w.key)
+    return prog
