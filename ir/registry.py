@@ -5,11 +5,19 @@ kernel written against an array namespace `xp` (NumPy for the interpreter,
 jax.numpy for the lowering), a VJP rule that emits IR ops through a builder
 (so backward programs are differentiable), and flags the passes read.
 A composite op gives `decomp` instead: a function that emits other ops.
+The facts other layers need about an op are fields of its declaration too:
+its autocast class per device type (tracegrad/amp.py), torch's profiler
+event name (autograd/profiler.py), its cost for the program summary
+(ir/summary.py) and its role in fusion (passes/fuse.py and the
+interpreter's blocked regions): no layer keeps a table keyed by op name.
+They are read when a program is planned or reported, never per op call
+(autocast reads its field only inside an enabled region).
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from . import types as T
 from .errors import DTypeError, IRError
@@ -49,6 +57,40 @@ class _Linear:
 LINEAR = _Linear()
 
 
+# Autocast classes (torch.autocast's op lists), per device type in `OpDef.autocast`.
+AUTOCAST_LOWER = "lower"      # runs in the region's low-precision dtype (matmul-like ops)
+AUTOCAST_FP32 = "fp32"        # runs in float32 (losses, reductions that lose precision ...)
+AUTOCAST_PROMOTE = "promote"  # floating operands of mixed dtypes run in the widest of them
+AUTOCAST_CLASSES = (AUTOCAST_LOWER, AUTOCAST_FP32, AUTOCAST_PROMOTE)
+AUTOCAST_DEVICES = ("cpu", "cuda")   # "gpu" shares cuda's class (tracegrad/amp.py)
+
+
+class Cost(NamedTuple):
+    """What an op costs in the program summary (ir/summary.py), where its flags do not say.
+
+    ``kind``: the summary's op kind ("matmul", "conv", "pool", "scan", "softmax",
+    "linalg", "reduction"); ``flops``: ``flops(node) -> int``, the estimated
+    floating-point operations from the node's static types and attributes.
+    """
+
+    kind: str
+    flops: Callable
+
+
+class Fusion(enum.Enum):
+    """An op's role in fusion regions (passes/fuse.py; the interpreter runs regions in row
+    blocks, backends/interpreter.py).  None (`OpDef.fusion`): the op never joins a region."""
+
+    ELEMENTWISE = "elementwise"  # joins a region iterating over its output's shape
+    BROADCAST = "broadcast"      # joins one too: broadcasts its input to its ``size`` attribute
+    REDUCE_SUM = "sum"           # closes a region over its input's shape; takes ``dim`` and
+                                 # ``keepdim``; partial results of row blocks add up
+    REDUCE_MAX = "max"           # the same, partial results combine by maximum
+
+
+_DERIVED = object()   # `fusion` not given: ELEMENTWISE for a non-random elementwise op
+
+
 @dataclass(eq=False)
 class OpDef:
     """Declaration of one op.
@@ -74,6 +116,15 @@ class OpDef:
         ref: the torch/jax function whose behaviour this op follows.
         node_name: torch's name of the op's backward node where it is not
             ``<Op>Backward0`` (``real`` -> ``SelectBackward0``).
+        autocast: ``{device type: class}`` inside `tg.autocast` ("cpu", "cuda"; classes
+            AUTOCAST_LOWER / AUTOCAST_FP32 / AUTOCAST_PROMOTE); an op missing for a
+            device type runs in its operands' dtypes there.
+        aten_name: the profiler's event name of the op (torch's aten op it matches);
+            default ``"aten::" + name``.
+        cost: `Cost` for the program summary where the flags do not give it (None:
+            elementwise ops cost numel(out), reductions numel(input), others 0).
+        fusion: `Fusion` role, or None: the op never joins a fusion region; not given,
+            a non-random ELEMENTWISE op is `Fusion.ELEMENTWISE`.
     """
 
     name: str
@@ -90,8 +141,16 @@ class OpDef:
     promote_inputs: tuple[int, ...] | None = None  # which operands promote (None = all)
     jvp: Any = None
     node_name: str = ""
+    autocast: dict = field(default_factory=dict)
+    aten_name: str = ""
+    cost: Cost | None = None
+    fusion: Any = _DERIVED
 
     def __post_init__(self):
+        self.aten_name = self.aten_name or f"aten::{self.name}"
+        if self.fusion is _DERIVED:
+            self.fusion = (Fusion.ELEMENTWISE if self.flags & ELEMENTWISE
+                           and not self.flags & RANDOM else None)
         # precomputed for the per-op hot path (`bind`, `Frontend.call`)
         self.variadic = len(self.inputs) == 1 and self.inputs[0].startswith("*")
         self.n_inputs = len(self.inputs)
@@ -119,7 +178,8 @@ REGISTRY: dict[str, OpDef] = {}
 
 def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, kernel=None,
           vjp=None, canon=None, flags=0, kernels=None, decomp=None, ref="",
-          promote_inputs=None, jvp=None, node_name="") -> OpDef:
+          promote_inputs=None, jvp=None, node_name="", autocast=None, aten_name="",
+          cost=None, fusion=_DERIVED) -> OpDef:
     """Declare and register an op; an incomplete declaration is rejected here."""
     if isinstance(inputs, str):
         inputs = tuple(s.strip() for s in inputs.split(",") if s.strip())
@@ -134,8 +194,19 @@ def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, ker
             jvp is not None and vjp is NONDIFF:
         raise IRError(f"op {name!r}: jvp must be a rule, LINEAR or None (derived from the vjp), "
                       f"and an op without gradient has none; got {jvp!r}")
+    autocast = dict(autocast or {})
+    bad = {d: c for d, c in autocast.items()
+           if d not in AUTOCAST_DEVICES or c not in AUTOCAST_CLASSES}
+    if bad:
+        raise IRError(f"op {name!r}: autocast maps a device type {AUTOCAST_DEVICES} to a class "
+                      f"{AUTOCAST_CLASSES}; got {bad}")
+    if cost is not None and not (isinstance(cost, Cost) and callable(cost.flops)):
+        raise IRError(f"op {name!r}: cost must be a Cost(kind, flops), got {cost!r}")
+    if fusion is not _DERIVED and fusion is not None and not isinstance(fusion, Fusion):
+        raise IRError(f"op {name!r}: fusion must be a Fusion or None, got {fusion!r}")
     op = OpDef(name, inputs, tuple(attrs), infer, kernel, vjp, canon, flags,
-               dict(kernels or {}), decomp, ref, promote_inputs, jvp=jvp, node_name=node_name)
+               dict(kernels or {}), decomp, ref, promote_inputs, jvp=jvp, node_name=node_name,
+               autocast=autocast, aten_name=aten_name, cost=cost, fusion=fusion)
     REGISTRY[name] = op
     return op
 

@@ -11,16 +11,16 @@ from ..errors import DTypeError
 from ..registry import CHEAP, COMPLEX, ELEMENTWISE, INTERNAL, NONDIFF, PROMOTE, TO_FLOAT, defop
 from ._common import broadcast_infer, div_conj, mul_conj, require_float
 from ._common import tangent_sum, tmul
-from ..registry import LINEAR
+from ..registry import AUTOCAST_FP32, AUTOCAST_PROMOTE, LINEAR
 from .unary import check_operand, require_integral, scalar
 
 EW = ELEMENTWISE | CHEAP | PROMOTE
 CEW = EW | COMPLEX   # also for complex64/complex128 (VJPs conjugate, torch's convention)
 
 
-def _binary(name, kernel, vjp, flags=EW, ref=None, infer=None, jvp=None):
+def _binary(name, kernel, vjp, flags=EW, ref=None, infer=None, jvp=None, **kw):
     return defop(name, "input, other", infer=infer or broadcast_infer(name), kernel=kernel,
-                 vjp=vjp, flags=flags, ref=ref or f"torch.{name}", jvp=jvp)
+                 vjp=vjp, flags=flags, ref=ref or f"torch.{name}", jvp=jvp, **kw)
 
 
 def _checked(check, name, out_dtype=None):
@@ -70,7 +70,8 @@ def _pow_vjp(b, ct, x, y, out):
     return [dx, dy]
 
 
-_binary("pow", lambda xp, x, y: xp.power(x, y), _pow_vjp, flags=CEW)
+_binary("pow", lambda xp, x, y: xp.power(x, y), _pow_vjp, flags=CEW,
+        autocast={"cuda": AUTOCAST_FP32})
 
 
 def _minmax_vjp(strict_cmp):
@@ -129,7 +130,8 @@ def _atan2_vjp(b, ct, x, y, out):
     return [b.mul(s, y), b.neg(b.mul(s, x))]
 
 
-_binary("atan2", lambda xp, x, y: xp.arctan2(x, y), _atan2_vjp, flags=EW | TO_FLOAT)
+_binary("atan2", lambda xp, x, y: xp.arctan2(x, y), _atan2_vjp, flags=EW | TO_FLOAT,
+        autocast={"cuda": AUTOCAST_PROMOTE})
 
 
 def _int_mod(name):
@@ -301,6 +303,8 @@ def _addcdiv(ops, input, tensor1, tensor2, value=1):
 
 
 defop("addcmul", "input, tensor1, tensor2", attrs=(("value", 1),), decomp=_addcmul,
-      ref="torch.addcmul", flags=COMPLEX)
+      ref="torch.addcmul", flags=COMPLEX,
+      autocast={"cuda": AUTOCAST_PROMOTE})
 defop("addcdiv", "input, tensor1, tensor2", attrs=(("value", 1),), decomp=_addcdiv,
-      ref="torch.addcdiv", flags=COMPLEX)
+      ref="torch.addcdiv", flags=COMPLEX,
+      autocast={"cuda": AUTOCAST_PROMOTE})

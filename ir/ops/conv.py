@@ -21,8 +21,9 @@ import numpy as np
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
-from ..registry import COMPLEX, INTERNAL, REQUIRED, defop
+from ..registry import AUTOCAST_LOWER, COMPLEX, INTERNAL, REQUIRED, defop
 from ._common import bilinear_jvp, conj_if_complex
+from ._cost import CONV, POOL
 
 
 def _dilated(size: int, factor: int) -> int:
@@ -169,7 +170,8 @@ defop("conv", "input, weight",
              ("lhs_dilation", REQUIRED), ("groups", 1)),
       infer=_conv_infer, kernel=_conv_numpy, kernels={"jax": _conv_jax}, vjp=_conv_vjp,
       flags=INTERNAL | COMPLEX, ref="jax.lax.conv_general_dilated (NCHW, OIHW); torch.convolution",
-      jvp=bilinear_jvp("conv"))
+      jvp=bilinear_jvp("conv"),
+      aten_name="aten::convolution", cost=CONV)
 
 
 # ---- max_pool -------------------------------------------------------------------------------
@@ -219,7 +221,8 @@ defop("max_pool", "input",
       attrs=(("kernel_size", REQUIRED), ("stride", REQUIRED), ("padding", REQUIRED),
              ("dilation", REQUIRED)),
       infer=_max_pool_infer, kernel=_max_pool_kernel, vjp=_max_pool_vjp, flags=INTERNAL,
-      ref="torch.nn.functional.max_pool2d(return_indices=True); jax.lax.reduce_window")
+      ref="torch.nn.functional.max_pool2d(return_indices=True); jax.lax.reduce_window",
+      cost=POOL)
 
 
 # ---- argument normalization shared by the decompositions --------------------------------------
@@ -321,11 +324,13 @@ def _conv_decomp(nd: int, name: str):
 defop("conv1d", "input, weight",
       attrs=(("bias", None), ("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1)),
       decomp=_conv_decomp(1, "conv1d"), ref="torch.nn.functional.conv1d", flags=COMPLEX,
-      node_name="ConvolutionBackward0")
+      node_name="ConvolutionBackward0",
+      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
 defop("conv2d", "input, weight",
       attrs=(("bias", None), ("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1)),
       decomp=_conv_decomp(2, "conv2d"), ref="torch.nn.functional.conv2d", flags=COMPLEX,
-      node_name="ConvolutionBackward0")
+      node_name="ConvolutionBackward0",
+      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
 
 
 def _conv_transpose_decomp(nd: int, name: str):
@@ -366,7 +371,8 @@ defop("conv_transpose2d", "input, weight",
              ("dilation", 1)),
       decomp=_conv_transpose_decomp(2, "conv_transpose2d"),
       ref="torch.nn.functional.conv_transpose2d", flags=COMPLEX,
-      node_name="ConvolutionBackward0")
+      node_name="ConvolutionBackward0",
+      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
 
 
 # ---- pooling --------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import numpy as np
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
-from ..registry import COMPLEX, INTERNAL, LINEAR, NONDIFF, REQUIRED, defop
+from ..registry import AUTOCAST_PROMOTE, COMPLEX, INTERNAL, LINEAR, NONDIFF, REQUIRED, defop
 from ._common import norm_dim
 
 
@@ -151,7 +151,8 @@ defop("index_take", "input, index", attrs=(("dim", 0),),
       canon=lambda types, *, dim: {"dim": norm_dim("index_take", dim, types[0].ndim)},
       infer=_take_infer, ref="torch.index_select / x[idx] (numpy.take)",
       kernel=lambda xp, x, idx, *, dim: xp.take(x, idx, axis=dim),
-      vjp=_take_vjp, flags=INTERNAL | COMPLEX, jvp=LINEAR)
+      vjp=_take_vjp, flags=INTERNAL | COMPLEX, jvp=LINEAR,
+      aten_name="aten::index")
 
 
 defop("index_take_backward", "grad, index", attrs=(("shape", None), ("dim", 0)),
@@ -187,7 +188,8 @@ defop("index_put", "input, index, values", attrs=(("dim", 0), ("accumulate", Fal
       infer=_put_infer, flags=INTERNAL | COMPLEX, vjp=_put_vjp,
       ref="torch.index_put (one index, one dim)",
       kernel=lambda xp, x, idx, v, *, dim, accumulate: write_at(
-          xp, x, (slice(None),) * dim + (idx,), v, accumulate), jvp=LINEAR)
+          xp, x, (slice(None),) * dim + (idx,), v, accumulate), jvp=LINEAR,
+      autocast={"cpu": AUTOCAST_PROMOTE, "cuda": AUTOCAST_PROMOTE})
 
 
 # ---- index_select / index_add ------------------------------------------------------------

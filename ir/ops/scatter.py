@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import COMPLEX, INTERNAL, LINEAR, REQUIRED, defop
+from ..registry import AUTOCAST_PROMOTE, COMPLEX, INTERNAL, LINEAR, REQUIRED, defop
 from ._common import norm_dim
 from .index import checked_index, located, require_index, write_at
 
@@ -165,7 +165,8 @@ def _scatter_add(ops, x, dim, index, src):
 
 
 defop("scatter_add", "input", attrs=(("dim", REQUIRED), ("index", REQUIRED), ("src", REQUIRED)),
-      decomp=_scatter_add, ref="torch.scatter_add", flags=COMPLEX)
+      decomp=_scatter_add, ref="torch.scatter_add", flags=COMPLEX,
+      autocast={"cpu": AUTOCAST_PROMOTE, "cuda": AUTOCAST_PROMOTE})
 
 
 def _take_along_dim(ops, x, indices, dim=None):

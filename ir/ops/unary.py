@@ -9,7 +9,7 @@ from ..builder import with_location
 from ..errors import DTypeError
 from ..registry import CHEAP, COMPLEX, ELEMENTWISE, INTERNAL, NONDIFF, TO_FLOAT, defop
 from ._common import div_conj, mul_conj, require_float, same_as_first
-from ..registry import LINEAR
+from ..registry import AUTOCAST_FP32, LINEAR
 
 EW = ELEMENTWISE | CHEAP
 CEW = EW | COMPLEX   # elementwise ops that also take complex64/complex128
@@ -71,11 +71,13 @@ defop("neg", "input", infer=_no_bool("neg"), flags=CEW, ref="torch.neg",
 # torch's convention; for real dtypes those are plain mul / div.
 defop("exp", "input", infer=same_as_first, flags=CEW | TO_FLOAT, ref="torch.exp",
       kernel=lambda xp, x: xp.exp(x),
-      vjp=lambda b, ct, x, out: [mul_conj(b, ct, out)], jvp=lambda b, t, x, out: b.mul(t, out))
+      vjp=lambda b, ct, x, out: [mul_conj(b, ct, out)], jvp=lambda b, t, x, out: b.mul(t, out),
+      autocast={"cuda": AUTOCAST_FP32})
 
 defop("log", "input", infer=same_as_first, flags=CEW | TO_FLOAT, ref="torch.log",
       kernel=lambda xp, x: xp.log(x),
-      vjp=lambda b, ct, x, out: [div_conj(b, ct, x)], jvp=lambda b, t, x, out: b.div(t, x))
+      vjp=lambda b, ct, x, out: [div_conj(b, ct, x)], jvp=lambda b, t, x, out: b.div(t, x),
+      autocast={"cuda": AUTOCAST_FP32})
 
 defop("sqrt", "input", infer=same_as_first, flags=CEW | TO_FLOAT, ref="torch.sqrt",
       kernel=lambda xp, x: xp.sqrt(x),
@@ -124,16 +126,21 @@ _unary("sin", lambda xp, x: xp.sin(x), lambda b, ct, x, out: [mul_conj(b, ct, b.
 _unary("cos", lambda xp, x: xp.cos(x), lambda b, ct, x, out: [b.neg(mul_conj(b, ct, b.sin(x)))],
        jvp=lambda b, t, x, out: b.neg(b.mul(t, b.sin(x))))
 _unary("tan", lambda xp, x: xp.tan(x),
-       lambda b, ct, x, out: [mul_conj(b, ct, b.add(b.mul(out, out), 1.0))])
+       lambda b, ct, x, out: [mul_conj(b, ct, b.add(b.mul(out, out), 1.0))],
+       autocast={"cuda": AUTOCAST_FP32})
 # inf at |x| == 1, as torch (1 / sqrt(0))
 _unary("asin", lambda xp, x: xp.arcsin(x),
-       lambda b, ct, x, out: [mul_conj(b, ct, _rsqrt_of(b, b.rsub(b.mul(x, x), 1.0)))])
+       lambda b, ct, x, out: [mul_conj(b, ct, _rsqrt_of(b, b.rsub(b.mul(x, x), 1.0)))],
+       autocast={"cuda": AUTOCAST_FP32})
 _unary("acos", lambda xp, x: xp.arccos(x),
-       lambda b, ct, x, out: [b.neg(mul_conj(b, ct, _rsqrt_of(b, b.rsub(b.mul(x, x), 1.0))))])
+       lambda b, ct, x, out: [b.neg(mul_conj(b, ct, _rsqrt_of(b, b.rsub(b.mul(x, x), 1.0))))],
+       autocast={"cuda": AUTOCAST_FP32})
 _unary("atan", lambda xp, x: xp.arctan(x),
        lambda b, ct, x, out: [div_conj(b, ct, b.add(b.mul(x, x), 1.0))])
-_unary("sinh", lambda xp, x: xp.sinh(x), lambda b, ct, x, out: [mul_conj(b, ct, b.cosh(x))])
-_unary("cosh", lambda xp, x: xp.cosh(x), lambda b, ct, x, out: [mul_conj(b, ct, b.sinh(x))])
+_unary("sinh", lambda xp, x: xp.sinh(x), lambda b, ct, x, out: [mul_conj(b, ct, b.cosh(x))],
+       autocast={"cuda": AUTOCAST_FP32})
+_unary("cosh", lambda xp, x: xp.cosh(x), lambda b, ct, x, out: [mul_conj(b, ct, b.sinh(x))],
+       autocast={"cuda": AUTOCAST_FP32})
 _unary("asinh", lambda xp, x: xp.arcsinh(x),
        lambda b, ct, x, out: [mul_conj(b, ct, _rsqrt_of(b, b.add(b.mul(x, x), 1.0)))])
 
@@ -155,16 +162,22 @@ _unary("atanh", lambda xp, x: xp.arctanh(x),
 _unary("exp2", lambda xp, x: xp.exp2(x),
        lambda b, ct, x, out: [mul_conj(b, ct, b.mul(out, LN2))])
 _unary("expm1", lambda xp, x: xp.expm1(x),
-       lambda b, ct, x, out: [mul_conj(b, ct, b.add(out, 1.0))])
-_unary("log2", lambda xp, x: xp.log2(x), lambda b, ct, x, out: [div_conj(b, ct, b.mul(x, LN2))])
+       lambda b, ct, x, out: [mul_conj(b, ct, b.add(out, 1.0))],
+       autocast={"cuda": AUTOCAST_FP32})
+_unary("log2", lambda xp, x: xp.log2(x), lambda b, ct, x, out: [div_conj(b, ct, b.mul(x, LN2))],
+       autocast={"cuda": AUTOCAST_FP32})
 _unary("log10", lambda xp, x: xp.log10(x),
-       lambda b, ct, x, out: [div_conj(b, ct, b.mul(x, LN10))])
-_unary("log1p", lambda xp, x: xp.log1p(x), lambda b, ct, x, out: [div_conj(b, ct, b.add(x, 1.0))])
+       lambda b, ct, x, out: [div_conj(b, ct, b.mul(x, LN10))],
+       autocast={"cuda": AUTOCAST_FP32})
+_unary("log1p", lambda xp, x: xp.log1p(x), lambda b, ct, x, out: [div_conj(b, ct, b.add(x, 1.0))],
+       autocast={"cuda": AUTOCAST_FP32})
 _unary("reciprocal", lambda xp, x: xp.reciprocal(x),
-       lambda b, ct, x, out: [b.neg(mul_conj(b, ct, b.mul(out, out)))])
+       lambda b, ct, x, out: [b.neg(mul_conj(b, ct, b.mul(out, out)))],
+       autocast={"cuda": AUTOCAST_FP32})
 
 defop("rsqrt", "input", ref="torch.rsqrt", flags=COMPLEX,
-      decomp=lambda ops, x: ops.reciprocal(ops.sqrt(check_operand(ops, "rsqrt", x))))
+      decomp=lambda ops, x: ops.reciprocal(ops.sqrt(check_operand(ops, "rsqrt", x))),
+      autocast={"cuda": AUTOCAST_FP32})
 
 
 def _square(ops, x):
@@ -295,7 +308,8 @@ def _softplus_vjp(b, ct, x, out, *, beta, threshold):
 
 _unary("softplus", _softplus_kernel, _softplus_vjp, infer=float_only("softplus"), flags=EW,
        attrs=(("beta", 1.0), ("threshold", 20.0)), canon=_float_canon("beta", "threshold"),
-       ref="torch.nn.functional.softplus")
+       ref="torch.nn.functional.softplus",
+       autocast={"cuda": AUTOCAST_FP32})
 
 
 def _elu_kernel(xp, x, *, alpha):
@@ -387,7 +401,8 @@ def _convert_canon(types, *, dtype):
 defop("convert", "input", attrs=(("dtype", None),), flags=CEW | INTERNAL,
       canon=_convert_canon,
       infer=_convert_infer, ref="torch.Tensor.to(dtype)",
-      kernel=_convert_kernel, vjp=_convert_vjp, jvp=LINEAR)
+      kernel=_convert_kernel, vjp=_convert_vjp, jvp=LINEAR,
+      aten_name="aten::_to_copy")
 
 defop("logical_not", "input", infer=bool_out, flags=CEW, ref="torch.logical_not",
       kernel=lambda xp, x: xp.logical_not(x), vjp=NONDIFF)
