@@ -93,6 +93,9 @@ class OpInfo:
             complex128) and gives each floating array an imaginary part (`complexify`); a
             callable is ``(rng, dtype) -> list[Sample]``.  None: the op rejects complex
             inputs (tests/ops/test_complex.py checks the error).
+        exercised_by: for an op no call from the user API can run on its own (a mark of one
+            tape carrying its Python hooks): why, and the tests that run it instead.  Such
+            an entry has no samples (`fn` and `ref` are None).
     """
 
     name: str
@@ -112,6 +115,7 @@ class OpInfo:
     notes: str = ""
     note: str = ""
     complex_samples: Any = None
+    exercised_by: str = ""
 
     def tol(self, dtype) -> tuple[float, float]:
         return self.tols.get(dtype, DEFAULT_TOLS.get(dtype, (0.0, 0.0)))
@@ -916,12 +920,3 @@ NN_OPS = [
 
 OPS: list[OpInfo] = (BINARY_OPS + [WHERE] + COMPARE_OPS + UNARY_OPS + [TO] + REDUCE_OPS
                      + [MATMUL] + SHAPE_OPS + [GETITEM] + NN_OPS)
-
-# Registry ops without an entry above, and why.
-NOT_IN_OPDB = {
-    "full": "creation op: tests/api",
-    "arange": "creation op: tests/api",
-    "slice_backward": "backward-only op, run by every getitem backward program",
-    "index_take_backward": "backward-only op, run by every integer-array getitem backward program",
-    "index_check": "traced-only bounds check of a user's index: tests/api/test_index_bounds.py",
-}

@@ -692,9 +692,3 @@ NORM_OPS = [
 
 
 OPS = PRODUCT_OPS + [TENSORDOT, EINSUM] + SOLVE_OPS + FACTOR_OPS + NORM_OPS
-
-# Registry ops without an entry above, and why.
-NOT_IN_OPDB = {
-    "gauge_check": "backward-only: the phase check of complex eigh / svd backwards "
-                   "(tests/ops/test_linalg.py)",
-}

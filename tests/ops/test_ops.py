@@ -30,11 +30,11 @@ import pytest
 import tracegrad as tg
 from tracegrad.autograd import engine
 from tracegrad.ir import verify
-from tracegrad.ir.registry import REGISTRY
+from tracegrad.ir.registry import INTERNAL, REGISTRY
 from tracegrad.ir.types import from_numpy
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from opdb import F32, F64, NOT_IN_OPDB, OPS  # noqa: E402
+from opdb import F32, F64, OPS  # noqa: E402
 from opdb.core import C64, C128  # noqa: E402
 
 FD_EPS = 1e-6
@@ -328,16 +328,32 @@ def test_error_inputs(info, err):
 
 
 def test_opdb_covers_the_registry():
+    """Every registry op, primitive or composite, INTERNAL ones included, has an entry."""
     covered = {op for info in OPS for op in (info.covers or (info.name,))}
-    missing = set(REGISTRY) - covered - set(NOT_IN_OPDB)
-    assert not missing, f"ops without an OpInfo in tests/opdb.py: {sorted(missing)}"
-    stale = (covered | set(NOT_IN_OPDB)) - set(REGISTRY)
+    missing = set(REGISTRY) - covered
+    assert not missing, f"registry ops without an OpInfo in tests/opdb: {sorted(missing)}"
+    stale = covered - set(REGISTRY)
     assert not stale, f"opdb names ops the registry lacks: {sorted(stale)}"
     assert len({info.name for info in OPS}) == len(OPS)
 
 
+def test_entries_run_elsewhere_say_where():
+    """An entry without samples is an INTERNAL op no user call runs alone, with the reason and
+    the tests that run it (`OpInfo.exercised_by`); every other entry has a call."""
+    for info in OPS:
+        if info.exercised_by:
+            assert info.fn is None and not any(c[0] is info for c in CASES), info.name
+            assert all(REGISTRY[op].flags & INTERNAL for op in (info.covers or (info.name,))), \
+                f"{info.name}: a public op must be callable by its entry"
+            assert "tests/" in info.exercised_by, f"{info.name}: name the tests that run it"
+        else:
+            assert callable(info.fn) and callable(info.ref), info.name
+
+
 def test_every_op_has_samples_in_each_dtype():
     for info in OPS:
+        if info.exercised_by:      # no samples, by declaration (test above)
+            continue
         for dtype in info.all_dtypes:
             n = sum(1 for c in CASES if c[0] is info and c[1] is dtype)
             assert n >= 1, f"{info.name} has no {dtype.name} samples"
