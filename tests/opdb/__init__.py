@@ -26,3 +26,16 @@ _names = [o.name for o in OPS]
 _dupes = sorted({n for n in _names if _names.count(n) > 1})
 if _dupes:
     raise ValueError(f"op database: entries declared twice: {_dupes}")
+
+
+def point_checks(kind: type, where=lambda record: True) -> dict:
+    """The `kind` records (core.Subgradient, ...) of every entry's ``point_checks`` that
+    `where` accepts, by name (the test id); a name given twice is an error."""
+    out: dict = {}
+    for info in OPS:
+        for r in info.point_checks:
+            if isinstance(r, kind) and where(r):
+                if r.name in out:
+                    raise ValueError(f"op database: {kind.__name__} {r.name!r} declared twice")
+                out[r.name] = r
+    return out
