@@ -1,7 +1,7 @@
 """torch.nn.functional names, backed by the op registry.
 
-Most names are registry ops (primitives or decompositions: ir/ops/nn.py, conv.py,
-unary.py ...).  The functions written out here add what a registry op cannot hold:
+Most names are registry ops (primitives or decompositions: ir/ops/nn.py, losses.py,
+normalization.py, conv.py, unary.py ...).  The functions written out here add what a registry op cannot hold:
 state (`dropout` draws from the global generator, `batch_norm` updates the running
 statistics in place), torch's `inplace=` flag, and torch's argument order where the
 functional spelling differs from ``torch.<name>`` (`embedding`).
