@@ -13,7 +13,8 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DTypeError, LinAlgError, ShapeError
-from ..registry import COMPLEX, INTERNAL, REQUIRED, defop
+from ..registry import AUTOCAST_FP32, COMPLEX, INTERNAL, REQUIRED, defop
+from ._cost import FACTORIZATION
 from ._common import mul_conj
 from ._matrix import (_ty, _fail, _need_tensors, _same_dtype, _mm, _eye_mask, _eye, _tril,
                       _diag_embed, _narrow, _as_matrix_batch, _is_zero, _mT, _mH, _require_matrix)
@@ -358,13 +359,15 @@ LINALG = INTERNAL | COMPLEX
 
 defop("linalg_inv", "A", infer=_square_infer("linalg.inv"), flags=LINALG,
       kernel=_inv_np, kernels={"jax": lambda xp, a: xp.linalg.inv(a)}, vjp=_inv_vjp,
-      ref="torch.linalg.inv")
+      ref="torch.linalg.inv",
+      autocast={"cpu": AUTOCAST_FP32}, cost=FACTORIZATION)
 
 # A X = B for B of shape (*, n, k), batch dims broadcasting; linalg_solve adds torch's
 # vector right-hand sides and left=False on top.
 defop("batched_solve", "A, B", infer=_solve_infer, flags=LINALG, kernel=_solve_np,
       kernels={"jax": lambda xp, a, b: xp.linalg.solve(*_broadcast_batch(xp, a, b))},
-      vjp=_solve_vjp, ref="torch.linalg.solve (B a batch of matrices)")
+      vjp=_solve_vjp, ref="torch.linalg.solve (B a batch of matrices)",
+      autocast={"cpu": AUTOCAST_FP32}, cost=FACTORIZATION)
 
 
 def _batch_type(t):
@@ -373,7 +376,8 @@ def _batch_type(t):
 
 defop("linalg_det", "A", infer=_square_infer("linalg.det", _batch_type),
       kernel=lambda xp, a: xp.asarray(xp.linalg.det(a)), vjp=_det_vjp, flags=LINALG,
-      ref="torch.linalg.det")
+      ref="torch.linalg.det",
+      cost=FACTORIZATION)
 
 
 def _slogdet_types(t):
@@ -384,33 +388,39 @@ def _slogdet_types(t):
 
 defop("linalg_slogdet", "A", infer=_square_infer("linalg.slogdet", _slogdet_types),
       kernel=lambda xp, a: _tuple(xp.asarray(v) for v in xp.linalg.slogdet(a)),
-      vjp=_slogdet_vjp, flags=LINALG, ref="torch.linalg.slogdet")
+      vjp=_slogdet_vjp, flags=LINALG, ref="torch.linalg.slogdet",
+      cost=FACTORIZATION)
 
 defop("linalg_cholesky", "A", attrs=(("upper", False),), infer=_square_infer("linalg.cholesky"),
       canon=lambda types, *, upper: {"upper": bool(upper)},
       kernel=_cholesky_np, kernels={"jax": _cholesky_jax}, vjp=_cholesky_vjp, flags=LINALG,
-      ref="torch.linalg.cholesky")
+      ref="torch.linalg.cholesky",
+      autocast={"cpu": AUTOCAST_FP32}, cost=FACTORIZATION)
 
 defop("linalg_qr", "A", attrs=(("mode", "reduced"),), canon=_canon_qr, infer=_qr_infer,
-      kernel=_qr_kernel, vjp=_qr_vjp, flags=LINALG, ref="torch.linalg.qr")
+      kernel=_qr_kernel, vjp=_qr_vjp, flags=LINALG, ref="torch.linalg.qr",
+      cost=FACTORIZATION)
 
 defop("linalg_eigh", "A", attrs=(("UPLO", "L"),), canon=_canon_uplo, infer=_eigh_infer,
       kernel=lambda xp, a, *, UPLO: _tuple(np.linalg.eigh(a, UPLO=UPLO)),
       kernels={"jax": lambda xp, a, *, UPLO: _tuple(
           xp.linalg.eigh(a, UPLO=UPLO, symmetrize_input=False))},
-      vjp=_eigh_vjp, flags=LINALG, ref="torch.linalg.eigh (eigenvalues ascending)")
+      vjp=_eigh_vjp, flags=LINALG, ref="torch.linalg.eigh (eigenvalues ascending)",
+      cost=FACTORIZATION)
 
 defop("linalg_svd", "A", attrs=(("full_matrices", True),), infer=_svd_infer,
       canon=lambda types, *, full_matrices: {"full_matrices": bool(full_matrices)},
       kernel=lambda xp, a, *, full_matrices: _tuple(_svd_np(xp, a, full_matrices=full_matrices)),
       kernels={"jax": lambda xp, a, *, full_matrices: _tuple(
           xp.linalg.svd(a, full_matrices=full_matrices))},
-      vjp=_svd_vjp, flags=LINALG, ref="torch.linalg.svd")
+      vjp=_svd_vjp, flags=LINALG, ref="torch.linalg.svd",
+      cost=FACTORIZATION)
 
 defop("linalg_svdvals", "A", infer=_svdvals_infer, flags=LINALG,
       kernel=lambda xp, a: _svd_np(xp, a, compute_uv=False),
       kernels={"jax": lambda xp, a: xp.linalg.svd(a, compute_uv=False)},
-      vjp=_svdvals_vjp, ref="torch.linalg.svdvals")
+      vjp=_svdvals_vjp, ref="torch.linalg.svdvals",
+      cost=FACTORIZATION)
 
 
 # ---- the phase check of complex eigh / svd backwards -------------------------------------------
@@ -496,4 +506,5 @@ def _solve(ops, A, B, left=True):
 
 
 defop("linalg_solve", "A, B", attrs=(("left", True),), decomp=_solve, flags=LINALG,
-      ref="torch.linalg.solve")
+      ref="torch.linalg.solve",
+      autocast={"cpu": AUTOCAST_FP32}, cost=FACTORIZATION)

@@ -9,7 +9,8 @@ import math
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import COMPLEX, INTERNAL, defop
+from ..registry import AUTOCAST_FP32, AUTOCAST_LOWER, COMPLEX, INTERNAL, defop
+from ._cost import SOFTMAX
 from ._common import norm_dim, require_float
 from .conv import _fail, _ttype
 from ._nn_common import _same_dtype, _tensor
@@ -42,13 +43,15 @@ defop("softmax", "input", attrs=(("dim", -1),), canon=_canon_dim("softmax"),
       infer=_float_infer("softmax"), kernel=_softmax_kernel, ref="torch.softmax",
       vjp=lambda b, ct, x, out, *, dim: [
           b.mul(out, b.sub(ct, b.sum(b.mul(ct, out), (dim,), True)))],
-          jvp=lambda b, t, x, out, *, dim: b.mul(out, b.sub(t, b.sum(b.mul(t, out), (dim,), True))))
+          jvp=lambda b, t, x, out, *, dim: b.mul(out, b.sub(t, b.sum(b.mul(t, out), (dim,), True))),
+      cost=SOFTMAX, autocast={"cuda": AUTOCAST_FP32})
 
 defop("log_softmax", "input", attrs=(("dim", -1),), canon=_canon_dim("log_softmax"),
       infer=_float_infer("log_softmax"), kernel=_log_softmax_kernel, ref="torch.log_softmax",
       vjp=lambda b, ct, x, out, *, dim: [
           b.sub(ct, b.mul(b.exp(out), b.sum(ct, (dim,), True)))],
-          jvp=lambda b, t, x, out, *, dim: b.sub(t, b.sum(b.mul(b.exp(out), t), (dim,), True)))
+          jvp=lambda b, t, x, out, *, dim: b.sub(t, b.sum(b.mul(b.exp(out), t), (dim,), True)),
+      cost=SOFTMAX, autocast={"cuda": AUTOCAST_FP32})
 
 
 # ---- linear, embedding, one_hot, attention -----------------------------------------------------
@@ -69,7 +72,8 @@ def _linear(ops, input, weight, bias=None):
 
 defop("linear", "input, weight", attrs=(("bias", None),), decomp=_linear,
       ref="torch.nn.functional.linear", flags=COMPLEX,
-      node_name="AddmmBackward0")
+      node_name="AddmmBackward0",
+      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
 
 
 def _embedding_infer(types, *, padding_idx):
@@ -184,4 +188,5 @@ defop("scaled_dot_product_attention", "query, key, value",
              ("enable_gqa", False)),
       decomp=_scaled_dot_product_attention,
       ref="torch.nn.functional.scaled_dot_product_attention (the math backend)",
-      node_name="UnsafeViewBackward0")
+      node_name="UnsafeViewBackward0",
+      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})

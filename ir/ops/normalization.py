@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import COMPLEX, INTERNAL, REQUIRED, defop
+from ..registry import AUTOCAST_FP32, COMPLEX, INTERNAL, REQUIRED, defop
 from ._common import norm_dim
 from .conv import _fail, _ttype
 from ._nn_common import _channels_view, _same_dtype, _tensor
@@ -49,7 +49,8 @@ def _cosine_similarity(ops, x1, x2, dim=1, eps=1e-8):
 
 defop("cosine_similarity", "x1, x2", attrs=(("dim", 1), ("eps", 1e-8)),
       decomp=_cosine_similarity, ref="torch.nn.functional.cosine_similarity",
-      node_name="SumBackward1")
+      node_name="SumBackward1",
+      autocast={"cuda": AUTOCAST_FP32})
 
 
 def _normalize(ops, input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -75,7 +76,8 @@ def _normalize(ops, input, p=2.0, dim=1, eps=1e-12, out=None):
 # complex: divided by the (real) norm of |input|
 defop("normalize", "input", attrs=(("p", 2.0), ("dim", 1), ("eps", 1e-12), ("out", None)),
       decomp=_normalize, ref="torch.nn.functional.normalize", flags=COMPLEX,
-      node_name="DivBackward0")
+      node_name="DivBackward0",
+      autocast={"cuda": AUTOCAST_FP32})
 
 
 def _upcast(ops, x):
@@ -127,7 +129,8 @@ def _layer_norm(ops, input, normalized_shape, weight=None, bias=None, eps=1e-5):
 defop("layer_norm", "input", attrs=(("normalized_shape", REQUIRED), ("weight", None),
                                     ("bias", None), ("eps", 1e-5)),
       decomp=_layer_norm, ref="torch.nn.functional.layer_norm",
-      node_name="NativeLayerNormBackward0")
+      node_name="NativeLayerNormBackward0",
+      autocast={"cuda": AUTOCAST_FP32})
 
 
 def _rms_norm(ops, input, normalized_shape, weight=None, eps=None):
@@ -171,7 +174,8 @@ def _group_norm(ops, input, num_groups, weight=None, bias=None, eps=1e-5):
 defop("group_norm", "input", attrs=(("num_groups", REQUIRED), ("weight", None), ("bias", None),
                                     ("eps", 1e-5)),
       decomp=_group_norm, ref="torch.nn.functional.group_norm",
-      node_name="NativeGroupNormBackward0")
+      node_name="NativeGroupNormBackward0",
+      autocast={"cuda": AUTOCAST_FP32})
 
 
 def _batch_norm(ops, input, running_mean=None, running_var=None, weight=None, bias=None,

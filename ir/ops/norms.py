@@ -8,6 +8,7 @@ import numpy as np
 from .. import types as T
 from ..errors import DTypeError, ShapeError
 from ..registry import COMPLEX, INTERNAL, defop
+from ._cost import NORM
 from ._common import norm_dim, norm_dims, reduce_shape
 from ._matrix import _ty, _fail, _need_tensors, _require_float
 
@@ -79,7 +80,8 @@ def _vector_norm_vjp(b, ct, x, out, *, ord, dim, keepdim):
 
 defop("linalg_vector_norm", "input", attrs=(("ord", 2), ("dim", None), ("keepdim", False)),
       canon=_canon_vector_norm, infer=_vector_norm_infer, kernel=_vector_norm_kernel,
-      vjp=_vector_norm_vjp, flags=INTERNAL | COMPLEX, ref="torch.linalg.vector_norm")
+      vjp=_vector_norm_vjp, flags=INTERNAL | COMPLEX, ref="torch.linalg.vector_norm",
+      cost=NORM)
 
 
 def _amin(ops, x, dims, keepdim):
@@ -122,7 +124,8 @@ def _matrix_norm(ops, A, ord="fro", dim=(-2, -1), keepdim=False):
 
 defop("linalg_matrix_norm", "A", attrs=(("ord", "fro"), ("dim", (-2, -1)), ("keepdim", False)),
       decomp=_matrix_norm, flags=INTERNAL | COMPLEX, ref="torch.linalg.matrix_norm",
-      node_name="LinalgVectorNormBackward0")
+      node_name="LinalgVectorNormBackward0",
+      cost=NORM)
 
 
 def _norm(ops, A, ord=None, dim=None, keepdim=False):
@@ -149,4 +152,5 @@ def _norm(ops, A, ord=None, dim=None, keepdim=False):
 
 defop("linalg_norm", "A", attrs=(("ord", None), ("dim", None), ("keepdim", False)),
       decomp=_norm, flags=INTERNAL | COMPLEX, ref="torch.linalg.norm",
-      node_name="LinalgVectorNormBackward0")
+      node_name="LinalgVectorNormBackward0",
+      cost=NORM)

@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import COMPLEX, INTERNAL, REQUIRED, defop
+from ..registry import AUTOCAST_LOWER, AUTOCAST_PROMOTE, COMPLEX, INTERNAL, REQUIRED, defop
+from ._cost import MATMUL
 from ._common import bilinear_jvp, conj_if_complex, fmt_types, norm_dim
 from ._matrix import _ty, _fail, _need_tensors, _same_dtype, _eye, _mT
 
@@ -53,7 +54,8 @@ def _bmm_vjp(b, ct, x, y, out):
 
 defop("batched_matmul", "input, other", infer=_bmm_infer, flags=INTERNAL | COMPLEX,
       kernel=_bmm_kernel, ref="torch.matmul (both operands >= 2-D)", vjp=_bmm_vjp,
-      jvp=bilinear_jvp("batched_matmul"))
+      jvp=bilinear_jvp("batched_matmul"),
+      aten_name="aten::matmul", cost=MATMUL)
 
 
 def _matmul(ops, a, b):
@@ -77,7 +79,8 @@ def _matmul(ops, a, b):
 
 
 defop("matmul", "input, other", decomp=_matmul, ref="torch.matmul", flags=COMPLEX,
-      node_name="MmBackward0")
+      node_name="MmBackward0",
+      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
 
 
 # ---- mm, bmm, mv, dot, outer: torch's shape rules on top of batched_matmul -------------------
@@ -155,11 +158,15 @@ def _vdot_decomp(ops, input, other):
 
 
 # dot does not conjugate (sum x * y, also for complex); vdot conjugates its first argument
-defop("mm", "input, mat2", decomp=_mm_decomp, ref="torch.mm", flags=COMPLEX)
-defop("bmm", "input, mat2", decomp=_bmm_decomp, ref="torch.bmm", flags=COMPLEX)
+defop("mm", "input, mat2", decomp=_mm_decomp, ref="torch.mm", flags=COMPLEX,
+      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
+defop("bmm", "input, mat2", decomp=_bmm_decomp, ref="torch.bmm", flags=COMPLEX,
+      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
 defop("mv", "input, vec", decomp=_mv_decomp, ref="torch.mv", flags=COMPLEX,
-      node_name="MvBackward0")
-defop("dot", "input, tensor", decomp=_dot_decomp, ref="torch.dot", flags=COMPLEX)
+      node_name="MvBackward0",
+      autocast={"cuda": AUTOCAST_LOWER})
+defop("dot", "input, tensor", decomp=_dot_decomp, ref="torch.dot", flags=COMPLEX,
+      autocast={"cuda": AUTOCAST_PROMOTE})
 defop("vdot", "input, other", decomp=_vdot_decomp, ref="torch.vdot (sum conj(x) * y)",
       flags=COMPLEX)
 defop("outer", "input, vec2", decomp=_outer_decomp, ref="torch.outer", flags=COMPLEX,
@@ -222,7 +229,8 @@ def _tensordot(ops, a, b, dims=2):
 
 defop("tensordot", "a, b", attrs=(("dims", 2),), decomp=_tensordot, ref="torch.tensordot",
       flags=COMPLEX,
-      node_name="ViewBackward0")
+      node_name="ViewBackward0",
+      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_PROMOTE})
 
 
 # ---- einsum: labels -> diagonals, early sums, then pairwise batched matmuls ------------------
@@ -375,4 +383,5 @@ def _einsum(ops, *operands, equation):
 defop("einsum", "*operands", attrs=(("equation", REQUIRED),), decomp=_einsum,
       flags=INTERNAL | COMPLEX,
       ref="torch.einsum (contracted left to right)",
-      node_name="ViewBackward0")
+      node_name="ViewBackward0",
+      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})

@@ -9,7 +9,8 @@ import operator
 
 from .. import types as T
 from ..errors import ShapeError
-from ..registry import CHEAP, COMPLEX, INTERNAL, LINEAR, PROMOTE, REQUIRED, VIEW, defop
+from ..registry import (AUTOCAST_PROMOTE, CHEAP, COMPLEX, INTERNAL, LINEAR, PROMOTE, REQUIRED,
+                        VIEW, Fusion, defop)
 from ._common import as_shape, fmt_types, norm_dim
 from .index import located, write_at
 
@@ -106,7 +107,8 @@ def _canon_expand(types, *, size):
 defop("expand", "input", attrs=(("size", None),), canon=_canon_expand, flags=SHAPE,
       infer=lambda types, *, size: T.TensorType(size, types[0].dtype), ref="torch.Tensor.expand",
       kernel=lambda xp, x, *, size: xp.broadcast_to(x, size),
-      vjp=lambda b, ct, x, out, *, size: [b.sum_to_size(ct, x.shape)], jvp=LINEAR)
+      vjp=lambda b, ct, x, out, *, size: [b.sum_to_size(ct, x.shape)], jvp=LINEAR,
+      fusion=Fusion.BROADCAST)
 
 
 # ---- squeeze / unsqueeze / flatten (reshape composites) ---------------------
@@ -180,7 +182,8 @@ def _cat_vjp(b, ct, *args, dim):
 defop("cat", "*tensors", attrs=(("dim", 0),), canon=_canon_cat, infer=_cat_infer,
       flags=PROMOTE | COMPLEX,
       kernel=lambda xp, *xs, dim: xp.concatenate(xs, axis=dim), vjp=_cat_vjp, ref="torch.cat",
-      jvp=LINEAR)
+      jvp=LINEAR,
+      autocast={"cpu": AUTOCAST_PROMOTE, "cuda": AUTOCAST_PROMOTE})
 
 
 # ---- slice (basic indexing) -------------------------------------------------
@@ -391,14 +394,16 @@ def _stack(ops, *tensors, dim=0):
     return ops.cat([ops.unsqueeze(t, d) for t in tensors], d)
 
 
-defop("stack", "*tensors", attrs=(("dim", 0),), decomp=_stack, ref="torch.stack", flags=COMPLEX)
+defop("stack", "*tensors", attrs=(("dim", 0),), decomp=_stack, ref="torch.stack", flags=COMPLEX,
+      autocast={"cpu": AUTOCAST_PROMOTE, "cuda": AUTOCAST_PROMOTE})
 
 
 # ---- naming for rematerialization policies ----------------------------------------
 defop("checkpoint_name", "input", attrs=(("name", ""),), flags=CHEAP | INTERNAL | COMPLEX,
       infer=lambda types, *, name: types[0], ref="jax.ad_checkpoint.checkpoint_name",
       kernel=lambda xp, x, *, name: x,
-      vjp=lambda b, ct, x, out, *, name: [ct], jvp=LINEAR)
+      vjp=lambda b, ct, x, out, *, name: [ct], jvp=LINEAR,
+      fusion=None)
 
 
 # ---- copies ----------------------------------------------------------------------------
