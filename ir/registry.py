@@ -125,6 +125,10 @@ class OpDef:
             elementwise ops cost numel(out), reductions numel(input), others 0).
         fusion: `Fusion` role, or None: the op never joins a fusion region; not given,
             a non-random ELEMENTWISE op is `Fusion.ELEMENTWISE`.
+        view_inverse: for a VIEW op, ``view_inverse(ops, parent, child, **attrs)``: the new
+            value of `parent` after its view ``op(parent)`` took the value `child` (an
+            in-place write through the view, tracegrad/_views.py), written with frontend
+            ops; None: writing through such a view is not supported.
     """
 
     name: str
@@ -145,6 +149,7 @@ class OpDef:
     aten_name: str = ""
     cost: Cost | None = None
     fusion: Any = _DERIVED
+    view_inverse: Callable | None = None
 
     def __post_init__(self):
         self.aten_name = self.aten_name or f"aten::{self.name}"
@@ -179,7 +184,7 @@ REGISTRY: dict[str, OpDef] = {}
 def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, kernel=None,
           vjp=None, canon=None, flags=0, kernels=None, decomp=None, ref="",
           promote_inputs=None, jvp=None, node_name="", autocast=None, aten_name="",
-          cost=None, fusion=_DERIVED) -> OpDef:
+          cost=None, fusion=_DERIVED, view_inverse=None) -> OpDef:
     """Declare and register an op; an incomplete declaration is rejected here."""
     if isinstance(inputs, str):
         inputs = tuple(s.strip() for s in inputs.split(",") if s.strip())
@@ -204,9 +209,12 @@ def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, ker
         raise IRError(f"op {name!r}: cost must be a Cost(kind, flops), got {cost!r}")
     if fusion is not _DERIVED and fusion is not None and not isinstance(fusion, Fusion):
         raise IRError(f"op {name!r}: fusion must be a Fusion or None, got {fusion!r}")
+    if view_inverse is not None and not (callable(view_inverse) and flags & VIEW):
+        raise IRError(f"op {name!r}: view_inverse must be a rule, and only a VIEW op has one")
     op = OpDef(name, inputs, tuple(attrs), infer, kernel, vjp, canon, flags,
                dict(kernels or {}), decomp, ref, promote_inputs, jvp=jvp, node_name=node_name,
-               autocast=autocast, aten_name=aten_name, cost=cost, fusion=fusion)
+               autocast=autocast, aten_name=aten_name, cost=cost, fusion=fusion,
+               view_inverse=view_inverse)
     REGISTRY[name] = op
     return op
 

@@ -11,6 +11,10 @@ from .index import located, write_at
 from .shape import SHAPE
 
 
+def _diagonal_inverse(ops, parent, child, **attrs):   # writes through the view (view_inverse)
+    return ops.diagonal_scatter(parent, child, **attrs)
+
+
 # ---- triangles and diagonals -----------------------------------------------------------------
 def _tri(name):
     def infer(types, *, diagonal):
@@ -70,7 +74,8 @@ defop("diagonal", "input", attrs=DIAG_ATTRS, canon=_canon_diagonal("diagonal"), 
       infer=lambda types, **a: _diagonal_type(types[0], a["offset"], a["dim1"], a["dim2"]),
       kernel=lambda xp, x, *, offset, dim1, dim2: xp.diagonal(x, offset, dim1, dim2),
       vjp=lambda b, ct, x, out, **a: [b.diagonal_scatter(b.full(x.shape, 0, ct.dtype), ct, **a)],
-      ref="torch.diagonal", jvp=LINEAR)
+      ref="torch.diagonal", jvp=LINEAR,
+      view_inverse=_diagonal_inverse)
 
 # out = x with diagonal(out, offset, dim1, dim2) = src
 defop("diagonal_scatter", "input, src", attrs=DIAG_ATTRS, canon=_canon_diagonal("diagonal_scatter"),

@@ -17,6 +17,32 @@ from .index import located, write_at
 SHAPE = VIEW | CHEAP | COMPLEX   # every shape op also moves complex64/complex128 values
 
 
+# ---- writes through views (`OpDef.view_inverse`): the parent's new value --------------------
+def _reshape_inverse(ops, parent, child, *, shape):
+    return ops.reshape(child, ops.type_of(parent).shape)
+
+
+def _permute_inverse(ops, parent, child, *, dims):
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    return ops.permute(child, tuple(inverse))
+
+
+def _slice_inverse(ops, parent, child, *, starts, stops, steps):
+    shape = ops.type_of(parent).shape
+    placed = ops.slice_backward(child, shape, starts, stops, steps)
+    mask = ops.slice_backward(ops.full(ops.type_of(child).shape, True, T.bool_), shape,
+                              starts, stops, steps)
+    return ops.where(mask, placed, parent)
+
+
+def _expand_inverse(ops, parent, child, *, size):
+    raise RuntimeError("unsupported operation: more than one element of the written-to "
+                       "tensor refers to a single memory location (an expanded view). "
+                       "Please clone() the tensor before performing the operation.")
+
+
 # ---- reshape -------------------------------------------------------------
 def _canon_reshape(types, *, shape):
     shape = as_shape("reshape", shape)
@@ -40,7 +66,8 @@ def _canon_reshape(types, *, shape):
 defop("reshape", "input", attrs=(("shape", None),), canon=_canon_reshape, flags=SHAPE,
       infer=lambda types, *, shape: T.TensorType(shape, types[0].dtype), ref="torch.reshape",
       kernel=lambda xp, x, *, shape: xp.reshape(x, shape),
-      vjp=lambda b, ct, x, out, *, shape: [b.reshape(ct, x.shape)], jvp=LINEAR)
+      vjp=lambda b, ct, x, out, *, shape: [b.reshape(ct, x.shape)], jvp=LINEAR,
+      view_inverse=_reshape_inverse)
 
 defop("view", "input", attrs=(("shape", None),), ref="torch.Tensor.view",
       decomp=lambda ops, x, shape: ops.reshape(x, shape), flags=COMPLEX)
@@ -66,7 +93,8 @@ defop("permute", "input", attrs=(("dims", None),), canon=_canon_permute, flags=S
       infer=lambda types, *, dims: T.TensorType(tuple(types[0].shape[d] for d in dims),
                                                 types[0].dtype),
       kernel=lambda xp, x, *, dims: xp.transpose(x, dims), vjp=_permute_vjp, ref="torch.permute",
-      jvp=LINEAR)
+      jvp=LINEAR,
+      view_inverse=_permute_inverse)
 
 
 def _transpose(ops, x, dim0, dim1):
@@ -108,7 +136,8 @@ defop("expand", "input", attrs=(("size", None),), canon=_canon_expand, flags=SHA
       infer=lambda types, *, size: T.TensorType(size, types[0].dtype), ref="torch.Tensor.expand",
       kernel=lambda xp, x, *, size: xp.broadcast_to(x, size),
       vjp=lambda b, ct, x, out, *, size: [b.sum_to_size(ct, x.shape)], jvp=LINEAR,
-      fusion=Fusion.BROADCAST)
+      fusion=Fusion.BROADCAST,
+      view_inverse=_expand_inverse)
 
 
 # ---- squeeze / unsqueeze / flatten (reshape composites) ---------------------
@@ -202,7 +231,8 @@ def _slices(starts, stops, steps):
 defop("slice", "input", attrs=(("starts", None), ("stops", None), ("steps", None)),
       infer=_slice_infer, flags=SHAPE | INTERNAL, ref="torch.Tensor.__getitem__ (slices)",
       kernel=lambda xp, x, *, starts, stops, steps: x[_slices(starts, stops, steps)],
-      vjp=lambda b, ct, x, out, **a: [b.slice_backward(ct, x.shape, **a)], jvp=LINEAR)
+      vjp=lambda b, ct, x, out, **a: [b.slice_backward(ct, x.shape, **a)], jvp=LINEAR,
+      view_inverse=_slice_inverse)
 
 
 def _slice_backward_np(xp, ct, *, shape, starts, stops, steps):
