@@ -8,8 +8,9 @@ A composite op gives `decomp` instead: a function that emits other ops.
 The facts other layers need about an op are fields of its declaration too:
 its autocast class per device type (tracegrad/amp.py), torch's profiler
 event name (autograd/profiler.py), its cost for the program summary
-(ir/summary.py) and its role in fusion (passes/fuse.py and the
-interpreter's blocked regions): no layer keeps a table keyed by op name.
+(ir/summary.py), its role in fusion (passes/fuse.py and the interpreter's
+blocked regions) and, for a view, how a write through it reaches its parent
+(tracegrad/_views.py): no layer keeps a table keyed by op name.
 They are read when a program is planned or reported, never per op call
 (autocast reads its field only inside an enabled region).
 """
