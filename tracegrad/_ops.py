@@ -5,7 +5,7 @@ cross_entropy ...) run their registry decomposition on tensors.
 """
 from __future__ import annotations
 
-from tracegrad.ir.registry import INTERNAL, REGISTRY
+from tracegrad.ir.registry import INTERNAL, REGISTRY, CompositeDef
 
 from ._dispatch import EAGER
 
@@ -14,7 +14,8 @@ def _make(name: str, op):
     def fn(*args, **kwargs):
         return EAGER.call(name, *args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
-    params = ", ".join(list(op.inputs) + [f"{a}={d!r}" for a, d in op.attrs])
+    params = (op.signature if isinstance(op, CompositeDef)
+              else ", ".join(list(op.inputs) + [f"{a}={d!r}" for a, d in op.attrs]))
     fn.__doc__ = f"{name}({params})\n\nFollows {op.ref or name}; see the op registry for its rules."
     return fn
 

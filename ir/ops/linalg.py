@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DTypeError, LinAlgError, ShapeError
-from ..registry import COMPLEX, INTERNAL, REQUIRED, defop
+from ..registry import COMPLEX, INTERNAL, REQUIRED, defcomposite, defop
 from ._common import mul_conj
 from ._matrix import (_ty, _fail, _need_tensors, _same_dtype, _mm, _eye_mask, _eye, _tril,
                       _diag_embed, _narrow, _as_matrix_batch, _is_zero, _mT, _mH, _require_matrix)
@@ -495,5 +495,5 @@ def _solve(ops, A, B, left=True):
     return ops.squeeze(x, -1) if vector else x
 
 
-defop("linalg_solve", "A, B", attrs=(("left", True),), decomp=_solve, flags=LINALG,
-      ref="torch.linalg.solve")
+defcomposite("linalg_solve", "A: Tensor, B: Tensor, left=True", _solve, flags=LINALG,
+             ref="torch.linalg.solve")

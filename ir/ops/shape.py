@@ -9,7 +9,7 @@ import operator
 
 from .. import types as T
 from ..errors import ShapeError
-from ..registry import CHEAP, COMPLEX, INTERNAL, LINEAR, PROMOTE, REQUIRED, VIEW, defop
+from ..registry import CHEAP, COMPLEX, INTERNAL, LINEAR, PROMOTE, VIEW, defcomposite, defop
 from ._common import as_shape, fmt_types, norm_dim
 from .index import located, write_at
 
@@ -41,8 +41,8 @@ defop("reshape", "input", attrs=(("shape", None),), canon=_canon_reshape, flags=
       kernel=lambda xp, x, *, shape: xp.reshape(x, shape),
       vjp=lambda b, ct, x, out, *, shape: [b.reshape(ct, x.shape)], jvp=LINEAR)
 
-defop("view", "input", attrs=(("shape", None),), ref="torch.Tensor.view",
-      decomp=lambda ops, x, shape: ops.reshape(x, shape), flags=COMPLEX)
+defcomposite("view", "input: Tensor, shape=None", lambda ops, x, shape: ops.reshape(x, shape),
+             ref="torch.Tensor.view", flags=COMPLEX)
 
 
 # ---- permute -------------------------------------------------------------
@@ -76,8 +76,8 @@ def _transpose(ops, x, dim0, dim1):
     return ops.permute(x, tuple(perm))
 
 
-defop("transpose", "input", attrs=(("dim0", 0), ("dim1", 1)), decomp=_transpose,
-      ref="torch.transpose", flags=COMPLEX)
+defcomposite("transpose", "input: Tensor, dim0=0, dim1=1", _transpose, ref="torch.transpose",
+             flags=COMPLEX)
 
 
 # ---- expand --------------------------------------------------------------
@@ -137,13 +137,10 @@ def _flatten(ops, x, start_dim=0, end_dim=-1):
     return ops.reshape(x, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
-defop("squeeze", "input", attrs=(("dim", None),), decomp=_squeeze, ref="torch.squeeze",
-      flags=COMPLEX)
-defop("unsqueeze", "input", attrs=(("dim", 0),), decomp=_unsqueeze, ref="torch.unsqueeze",
-      flags=COMPLEX)
-defop("flatten", "input", attrs=(("start_dim", 0), ("end_dim", -1)), decomp=_flatten,
-      ref="torch.flatten", flags=COMPLEX,
-      node_name="ViewBackward0")
+defcomposite("squeeze", "input: Tensor, dim=None", _squeeze, ref="torch.squeeze", flags=COMPLEX)
+defcomposite("unsqueeze", "input: Tensor, dim=0", _unsqueeze, ref="torch.unsqueeze", flags=COMPLEX)
+defcomposite("flatten", "input: Tensor, start_dim=0, end_dim=-1", _flatten, ref="torch.flatten",
+             flags=COMPLEX, node_name="ViewBackward0")
 
 
 # ---- cat -----------------------------------------------------------------
@@ -357,22 +354,18 @@ def _t(ops, x):
     return ops.permute(x, (1, 0) if nd == 2 else tuple(range(nd)))   # 0-d/1-d: a view of x
 
 
-defop("narrow", "input", attrs=(("dim", REQUIRED), ("start", REQUIRED), ("length", REQUIRED)),
-      decomp=_narrow, ref="torch.narrow", flags=COMPLEX,
-      node_name="SliceBackward0")
-defop("split", "tensor", attrs=(("split_size_or_sections", REQUIRED), ("dim", 0)),
-      decomp=_split, ref="torch.split", flags=COMPLEX)
-defop("chunk", "input", attrs=(("chunks", REQUIRED), ("dim", 0)), decomp=_chunk,
-      ref="torch.chunk", flags=COMPLEX,
-      node_name="SplitBackward0")
-defop("unbind", "input", attrs=(("dim", 0),), decomp=_unbind, ref="torch.unbind", flags=COMPLEX)
-defop("movedim", "input", attrs=(("source", REQUIRED), ("destination", REQUIRED)),
-      decomp=_movedim, ref="torch.movedim", flags=COMPLEX,
-      node_name="PermuteBackward0")
-defop("unflatten", "input", attrs=(("dim", REQUIRED), ("sizes", REQUIRED)), decomp=_unflatten,
-      ref="torch.unflatten", flags=COMPLEX,
-      node_name="ViewBackward0")
-defop("t", "input", decomp=_t, ref="torch.t", flags=COMPLEX)
+defcomposite("narrow", "input: Tensor, dim, start, length", _narrow, ref="torch.narrow",
+             flags=COMPLEX, node_name="SliceBackward0")
+defcomposite("split", "tensor: Tensor, split_size_or_sections, dim=0", _split, ref="torch.split",
+             flags=COMPLEX)
+defcomposite("chunk", "input: Tensor, chunks, dim=0", _chunk, ref="torch.chunk", flags=COMPLEX,
+             node_name="SplitBackward0")
+defcomposite("unbind", "input: Tensor, dim=0", _unbind, ref="torch.unbind", flags=COMPLEX)
+defcomposite("movedim", "input: Tensor, source, destination", _movedim, ref="torch.movedim",
+             flags=COMPLEX, node_name="PermuteBackward0")
+defcomposite("unflatten", "input: Tensor, dim, sizes", _unflatten, ref="torch.unflatten",
+             flags=COMPLEX, node_name="ViewBackward0")
+defcomposite("t", "input: Tensor", _t, ref="torch.t", flags=COMPLEX)
 
 
 # ---- stack ---------------------------------------------------------------------------------
@@ -391,7 +384,7 @@ def _stack(ops, *tensors, dim=0):
     return ops.cat([ops.unsqueeze(t, d) for t in tensors], d)
 
 
-defop("stack", "*tensors", attrs=(("dim", 0),), decomp=_stack, ref="torch.stack", flags=COMPLEX)
+defcomposite("stack", "*tensors: Tensor, dim=0", _stack, ref="torch.stack", flags=COMPLEX)
 
 
 # ---- naming for rematerialization policies ----------------------------------------
