@@ -1,6 +1,6 @@
 """Shape ops: reshape, view, permute, transpose, expand, squeeze/unsqueeze/flatten, cat, stack,
 slice (basic indexing) and its scatter, narrow/split/chunk/unbind/movedim/unflatten/t, and the
-identity-like checkpoint_name and clone.  Flip/roll/repeat/tile: rearrange.py; triangles and
+identity-like checkpoint_name, stop_gradient and clone.  Flip/roll/repeat/tile: rearrange.py; triangles and
 diagonals: diagonal.py; pad: pad.py; full/arange: creation.py."""
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import operator
 
 from .. import types as T
 from ..errors import ShapeError
-from ..registry import CHEAP, COMPLEX, INTERNAL, LINEAR, PROMOTE, VIEW, defcomposite, defop
+from ..registry import (CHEAP, COMPLEX, INTERNAL, LINEAR, NONDIFF, PROMOTE, VIEW, defcomposite,
+                        defop)
 from ._common import as_shape, fmt_types, norm_dim
 from .index import located, write_at
 
@@ -392,6 +393,14 @@ defop("checkpoint_name", "input", attrs=(("name", ""),), flags=CHEAP | INTERNAL 
       infer=lambda types, *, name: types[0], ref="jax.ad_checkpoint.checkpoint_name",
       kernel=lambda xp, x, *, name: x,
       vjp=lambda b, ct, x, out, *, name: [ct], jvp=LINEAR)
+
+
+# ---- no gradient past this point (torch's detach as an op; jax.lax.stop_gradient) ------------
+# what a composite with no gradient of its own (floor_divide, isclose) applies to its operands,
+# so that eagerly no tape node is recorded and traced programs carry no gradient through it
+defop("stop_gradient", "input", flags=CHEAP | INTERNAL | COMPLEX,
+      infer=lambda types: types[0], kernel=lambda xp, x: x, vjp=NONDIFF,
+      ref="jax.lax.stop_gradient (torch.Tensor.detach)")
 
 
 # ---- copies ----------------------------------------------------------------------------

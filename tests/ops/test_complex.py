@@ -667,6 +667,9 @@ COMPLEX_NOT_IN_OPDB = {
     "host_call": "test_hooks_and_custom_functions_see_complex_gradients",
     "custom_function": "test_hooks_and_custom_functions_see_complex_gradients",
     "gauge_check": "backward-only (complex eigh / svd): tests/ops/test_linalg.py",
+    "stop_gradient": "internal, no gradient: isclose's complex samples run it",
+    "allclose": "returns a Python bool: test_tensor_api.py::test_is_tensor_equal_allclose_isclose",
+    "equal": "returns a Python bool: test_tensor_api.py::test_is_tensor_equal_allclose_isclose",
 }
 
 
