@@ -29,6 +29,11 @@ def _check_close_args(ops, name: str, input, other, rtol, atol) -> None:
             raise ValueError(f"{name}: {arg} must be greater than or equal to zero, got {v}")
 
 
+def _no_grad(ops, x):
+    """`x` without gradient (an eager tensor that has none is used as it is)."""
+    return ops.stop_gradient(x) if getattr(x, "requires_grad", True) else x
+
+
 def _close(ops, a, b, rtol, atol, equal_nan):
     """isclose of two operands already checked and without gradient."""
     close = ops.eq(a, b)
@@ -59,8 +64,7 @@ def _isclose(ops, input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         ValueError: a negative rtol or atol.  ShapeError: shapes that do not broadcast.
     """
     _check_close_args(ops, "isclose", input, other, rtol, atol)
-    return _close(ops, ops.stop_gradient(input), ops.stop_gradient(other), rtol, atol,
-                  equal_nan)
+    return _close(ops, _no_grad(ops, input), _no_grad(ops, other), rtol, atol, equal_nan)
 
 
 def _allclose(ops, input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -70,7 +74,7 @@ def _allclose(ops, input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     Raises: as `isclose`.
     """
     _check_close_args(ops, "allclose", input, other, rtol, atol)
-    a, b = ops.stop_gradient(input), ops.stop_gradient(other)
+    a, b = _no_grad(ops, input), _no_grad(ops, other)
     return bool(ops.all(_close(ops, a, b, rtol, atol, equal_nan)))
 
 
@@ -87,7 +91,7 @@ def _equal(ops, input, other):
     _need_tensors(ops, "equal", input, other)
     if tuple(input.shape) != tuple(other.shape):
         return False
-    return bool(ops.all(ops.eq(ops.stop_gradient(input), ops.stop_gradient(other))))
+    return bool(ops.all(ops.eq(_no_grad(ops, input), _no_grad(ops, other))))
 
 
 _CLOSE = "input: Tensor, other: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False"

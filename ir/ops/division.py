@@ -12,7 +12,8 @@ _NUMBERS = (bool, int, float, complex)
 def _detached(ops, a, dtype: T.DType):
     """Operand `a` (tensor or Python number) as a tensor of `dtype` without gradient."""
     if ops.is_operand(a):
-        a = ops.stop_gradient(a)
+        if getattr(a, "requires_grad", True):   # an IR value has none: always cut there
+            a = ops.stop_gradient(a)
         return a if a.dtype is dtype else ops.convert(a, dtype)
     return ops.full((), a, dtype)
 
