@@ -118,11 +118,9 @@ class Frontend:
             operands, attrs = args, op.default_attrs
             key = self.plan_key(op, (), args)
         else:
+            if op.decomp is not None:   # a CompositeDef: binds, checks and decomposes
+                return op.expand(self, args, kwargs)
             operands, attrs = bind(op, args, kwargs)
-            if op.decomp is not None:
-                if not op.flags & COMPLEX:
-                    self._reject_complex(op, list(operands) + list(attrs.values()))
-                return self.composite_result(op, operands, op.decomp(self, *operands, **attrs))
             akey = _attrs_key(attrs)
             key = None if akey is None else self.plan_key(op, akey, operands)
         plan = _PLANS.get(key)   # (nothing is stored under None)

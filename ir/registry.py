@@ -16,7 +16,9 @@ They are read when a program is planned or reported, never per op call
 """
 from __future__ import annotations
 
+import ast
 import enum
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
@@ -191,6 +193,8 @@ def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, ker
         inputs = tuple(s.strip() for s in inputs.split(",") if s.strip())
     if name in REGISTRY:
         raise IRError(f"op {name!r} is declared twice")
+    if decomp is not None:
+        raise IRError(f"op {name!r}: a composite op is declared with defcomposite")
     if decomp is None:
         missing = [k for k, v in (("infer", infer), ("kernel", kernel), ("vjp", vjp)) if v is None]
         if missing:
@@ -200,14 +204,7 @@ def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, ker
             jvp is not None and vjp is NONDIFF:
         raise IRError(f"op {name!r}: jvp must be a rule, LINEAR or None (derived from the vjp), "
                       f"and an op without gradient has none; got {jvp!r}")
-    autocast = dict(autocast or {})
-    bad = {d: c for d, c in autocast.items()
-           if d not in AUTOCAST_DEVICES or c not in AUTOCAST_CLASSES}
-    if bad:
-        raise IRError(f"op {name!r}: autocast maps a device type {AUTOCAST_DEVICES} to a class "
-                      f"{AUTOCAST_CLASSES}; got {bad}")
-    if cost is not None and not (isinstance(cost, Cost) and callable(cost.flops)):
-        raise IRError(f"op {name!r}: cost must be a Cost(kind, flops), got {cost!r}")
+    autocast = _checked_facts(name, autocast, cost)
     if fusion is not _DERIVED and fusion is not None and not isinstance(fusion, Fusion):
         raise IRError(f"op {name!r}: fusion must be a Fusion or None, got {fusion!r}")
     if view_inverse is not None and not (callable(view_inverse) and flags & VIEW):
@@ -220,6 +217,20 @@ def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, ker
     return op
 
 
+def _checked_facts(name: str, autocast, cost) -> dict:
+    """The autocast classes and cost an op (primitive or composite) declares, checked;
+    returns the autocast map as a new dict."""
+    autocast = dict(autocast or {})
+    bad = {d: c for d, c in autocast.items()
+           if d not in AUTOCAST_DEVICES or c not in AUTOCAST_CLASSES}
+    if bad:
+        raise IRError(f"op {name!r}: autocast maps a device type {AUTOCAST_DEVICES} to a class "
+                      f"{AUTOCAST_CLASSES}; got {bad}")
+    if cost is not None and not (isinstance(cost, Cost) and callable(cost.flops)):
+        raise IRError(f"op {name!r}: cost must be a Cost(kind, flops), got {cost!r}")
+    return autocast
+
+
 def get(name: str) -> OpDef:
     try:
         return REGISTRY[name]
@@ -227,8 +238,12 @@ def get(name: str) -> OpDef:
         raise IRError(f"unknown op {name!r}") from None
 
 
-def bind(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
-    """Split a torch-style call into (tensor operands, attrs) by the op's declaration."""
+def bind(op: OpDef, args: tuple, kwargs: dict, trailing=None) -> tuple[list, dict]:
+    """Split a torch-style call into (tensor operands, attrs) by the op's declaration.
+
+    ``trailing`` (default ``op.attrs``): the ``(name, default)`` pairs matched after the
+    inputs (a composite's `CompositeDef.trailing`, its tensor parameters included)."""
+    declared = op.attrs if trailing is None else trailing
     if not kwargs and len(args) == op.n_inputs and op.default_attrs is not None \
             and not op.variadic:   # the common case: operands only, default attributes
         return list(args), dict(op.default_attrs)
@@ -246,11 +261,11 @@ def bind(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
             if name not in kwargs:
                 raise TypeError(f"{op.name}() missing required argument {name!r}")
             operands.append(kwargs.pop(name))
-    if len(rest) > len(op.attrs):
-        raise TypeError(f"{op.name}() takes at most {len(op.inputs) + len(op.attrs)} "
+    if len(rest) > len(declared):
+        raise TypeError(f"{op.name}() takes at most {len(op.inputs) + len(declared)} "
                         f"arguments ({len(args)} given)")
     attrs = {}
-    for i, (aname, default) in enumerate(op.attrs):
+    for i, (aname, default) in enumerate(declared):
         if i < len(rest):
             if aname in kwargs:
                 raise TypeError(f"{op.name}() got multiple values for argument {aname!r}")
@@ -316,3 +331,196 @@ def check_complex(op: OpDef, types) -> None:
             shown = ", ".join(str(x) for x in types)
             raise DTypeError(f"{op.name}: not supported for complex tensors, got ({shown}); "
                              "docs/ops.md lists the ops that take complex64/complex128")
+
+
+# ---- composite ops: CompositeDef / defcomposite ---------------------------------------------
+# A composite has no kernel, type rule or VJP of its own: its decomposition emits other ops
+# (through the calling frontend, so it works eagerly, traced and inside a Builder), and its
+# gradient is theirs.  Its parameters are declared as a Python parameter list whose
+# annotations say which parameters take tensors; the rest are attributes (plain Python data).
+PARAM_WORDS = frozenset({"Tensor", "Number", "int", "None"})   # words a parameter annotation may use
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a composite op, in call order.
+
+    Attributes:
+        name: the torch argument name (also the keyword the decomposition receives).
+        default: the default value, or ``REQUIRED``.
+        accepts: the annotation's words (``{"Tensor", "None"}`` for ``Tensor | None``);
+            empty for an attribute (plain Python data: ints, tuples, strings, dtypes).
+        variadic: ``*name``: the op takes a list of tensors first (stack, einsum).
+    """
+
+    name: str
+    default: Any = REQUIRED
+    accepts: frozenset = frozenset()
+    variadic: bool = False
+
+    @property
+    def is_tensor(self) -> bool:
+        return "Tensor" in self.accepts
+
+    def __str__(self) -> str:
+        text = ("*" if self.variadic else "") + self.name
+        if self.accepts:
+            text += ": " + " | ".join(w for w in ("Tensor", "Number", "int", "None") if w in self.accepts)
+        if self.default is REQUIRED:
+            return text
+        return f"{text} = {self.default!r}" if self.accepts else f"{text}={self.default!r}"
+
+
+@dataclass(eq=False)
+class CompositeDef(OpDef):
+    """Declaration of a composite op (made by `defcomposite`).
+
+    Besides OpDef's fields (``decomp``, ``ref``, ``flags``, ``node_name``):
+
+    Attributes:
+        params: every parameter in call order (`Param`); tensors and attributes apart.
+        inputs: the leading required tensor parameters, passed positionally to the
+            decomposition (a variadic op: its ``*name``), as a primitive's inputs.
+        attrs: ``(name, default)`` of the attribute parameters only (plain data).
+        tensor_params: names of every parameter that takes a tensor (inputs included).
+        trailing: ``(name, default)`` of the parameters after `inputs`, tensors or not:
+            what `bind` matches positionally after the inputs and passes by keyword.
+    """
+
+    params: tuple = ()
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.trailing = tuple((p.name, p.default) for p in self.params[self.n_inputs:])
+        self.tensor_params = tuple(p.name for p in self.params if p.is_tensor)
+        # `bind`'s shortcut for a call with the inputs only: every other parameter's default
+        self.default_attrs = (None if any(d is REQUIRED for _, d in self.trailing)
+                              else dict(self.trailing))
+
+    @property
+    def signature(self) -> str:
+        """The parameter list as declared, e.g. ``input: Tensor, dim = -1``."""
+        return ", ".join(str(p) for p in self.params)
+
+    def expand(self, ops, args: tuple, kwargs: dict):
+        """Run the decomposition for a torch-style call through frontend `ops`.
+
+        Binds the call (torch's TypeErrors for missing/extra arguments), rejects complex
+        tensors unless the op is flagged COMPLEX, calls
+        ``decomp(ops, *inputs, **other_params)`` and hands the result to
+        ``ops.composite_result`` (which names the eager backward node).
+        """
+        operands, params = bind(self, args, kwargs, self.trailing)
+        if not self.flags & COMPLEX:
+            ops._reject_complex(self, list(operands) + list(params.values()))
+        return ops.composite_result(self, operands, self.decomp(ops, *operands, **params))
+
+
+def _parse_params(name: str, spec: str) -> tuple[Param, ...]:
+    """`Param`s of a Python parameter list such as ``"input: Tensor, dim=-1"``."""
+    def fail(why):
+        return IRError(f"composite {name!r}: parameters {spec!r}: {why}")
+    try:
+        fn = ast.parse(f"def _({spec}): pass").body[0]
+    except SyntaxError as e:
+        raise fail(f"not a Python parameter list ({e.msg})") from None
+    a = fn.args
+    if a.posonlyargs or a.kwarg:
+        raise fail("'/' and '**' are not supported")
+    if a.vararg and a.args:
+        raise fail("a variadic op takes its tensor list first (*tensors: Tensor, attributes...)")
+    named = [(p, None) for p in a.args[:len(a.args) - len(a.defaults)]]
+    named += list(zip(a.args[len(a.args) - len(a.defaults):], a.defaults))
+    named += list(zip(a.kwonlyargs, a.kw_defaults))
+
+    def param(p, default_node, variadic=False):
+        words = set()
+        if p.annotation is not None:
+            words = set(ast.unparse(p.annotation).replace(" ", "").split("|"))
+            if not words <= PARAM_WORDS or "Tensor" not in words:
+                raise fail(f"{p.arg}: an annotation declares a tensor parameter "
+                           f"('Tensor', optionally '| Number', '| int', '| None'), got "
+                           f"{ast.unparse(p.annotation)!r}")
+        default = REQUIRED
+        if default_node is not None:
+            try:
+                default = ast.literal_eval(default_node)
+            except ValueError:
+                raise fail(f"{p.arg}: the default must be a literal, got "
+                           f"{ast.unparse(default_node)!r}") from None
+            if words and not (default is None and "None" in words
+                              or isinstance(default, (bool, int, float, complex))
+                              and "Number" in words):
+                raise fail(f"{p.arg}: a tensor parameter's default must be None (declared "
+                           "'| None') or a number (declared '| Number')")
+        return Param(p.arg, default, frozenset(words), variadic)
+
+    params = [param(a.vararg, None, True)] if a.vararg else []
+    params += [param(p, d) for p, d in named]
+    if a.vararg and not params[0].is_tensor:
+        raise fail(f"*{a.vararg.arg} must be annotated Tensor")
+    return tuple(params)
+
+
+def _check_decomp(name: str, decomp: Callable, params: tuple, n_inputs: int) -> None:
+    """The decomposition accepts ``(ops, *inputs, **other_params)`` with the declared names,
+    and its own defaults agree with the declared ones."""
+    if not callable(decomp):
+        raise IRError(f"composite {name!r}: decomp must be a function, got {decomp!r}")
+    sig = inspect.signature(decomp)
+    # the frontend, then the inputs (a variadic op's list: two tensors, say)
+    positional = [None] * (1 + (2 if params[0].variadic else n_inputs))
+    try:
+        sig.bind(*positional, **{p.name: None for p in params[n_inputs:]})
+    except TypeError as e:
+        raise IRError(f"composite {name!r}: decomp{sig} cannot take the declared parameters "
+                      f"(ops, {', '.join(str(p) for p in params)}): {e}") from None
+    for p in params[n_inputs:]:
+        own = sig.parameters.get(p.name)
+        if own is not None and own.default is not inspect.Parameter.empty \
+                and p.default is not REQUIRED and own.default != p.default:
+            raise IRError(f"composite {name!r}: {p.name} defaults to {p.default!r} in the "
+                          f"declaration but to {own.default!r} in decomp{sig}")
+
+
+def defcomposite(name: str, params: str, decomp: Callable, *, flags=0, ref="",
+                 node_name="", autocast=None, aten_name="", cost=None) -> CompositeDef:
+    """Declare and register a composite op; a declaration that does not fit its
+    decomposition is rejected here.
+
+    Args:
+        name: the op name (torch's function name where there is one).
+        params: a Python parameter list in torch's order and names.  A parameter annotated
+            ``Tensor`` takes a tensor (``Tensor | None``: optional, ``Tensor | Number``: a
+            tensor or a Python number); an unannotated one is an attribute (plain data).
+            Defaults are literals; a parameter without default must be given.  The leading
+            required tensors are the op's inputs; ``*name: Tensor`` first makes it variadic.
+        decomp: ``decomp(ops, *inputs, **other_params)`` emitting other ops through the
+            frontend ``ops`` and returning a value or a tuple of values.
+        flags, ref, node_name, autocast, aten_name, cost: as for `defop` (the facts
+            autocast, the profiler and the program summary read of the composite itself).
+
+    Raises:
+        IRError: a duplicate name, a malformed parameter list, a decomposition whose
+            signature does not take the declared parameters or whose defaults differ,
+            an autocast map or cost that `defop` would refuse.
+    """
+    if name in REGISTRY:
+        raise IRError(f"op {name!r} is declared twice")
+    autocast = _checked_facts(name, autocast, cost)
+    ps = _parse_params(name, params)
+    if ps and ps[0].variadic:
+        n_inputs = 1
+    else:
+        n_inputs = next((i for i, p in enumerate(ps)
+                         if not (p.is_tensor and p.default is REQUIRED)), len(ps))
+    if n_inputs == 0:
+        raise IRError(f"composite {name!r}: it takes no tensor input first ({params!r})")
+    _check_decomp(name, decomp, ps, n_inputs)
+    inputs = tuple(("*" if p.variadic else "") + p.name for p in ps[:n_inputs])
+    attrs = tuple((p.name, p.default) for p in ps if not p.is_tensor)
+    op = CompositeDef(name, inputs, attrs, flags=flags, decomp=decomp, ref=ref,
+                      node_name=node_name, params=ps, autocast=autocast,
+                      aten_name=aten_name, cost=cost)
+    REGISTRY[name] = op
+    return op

@@ -41,7 +41,7 @@ import threading
 import warnings
 
 from tracegrad.ir import types as T
-from tracegrad.ir.registry import AUTOCAST_FP32, AUTOCAST_LOWER
+from tracegrad.ir.registry import AUTOCAST_FP32, AUTOCAST_LOWER, CompositeDef
 
 # device types -> the `OpDef.autocast` key whose classes apply ("gpu" is torch's CUDA list)
 _CLASS_KEY = {"cpu": "cpu", "cuda": "cuda", "gpu": "cuda"}
@@ -153,7 +153,7 @@ def call(frontend, op, args: tuple, kwargs: dict):
         return None
     rule = op.autocast.get(region.table_name)
     if rule is None:
-        if op.decomp is None:
+        if not isinstance(op, CompositeDef):   # a primitive without a class: as usual
             return None
         target = None
     elif rule == AUTOCAST_LOWER:

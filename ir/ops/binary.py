@@ -8,10 +8,10 @@ import numpy as np
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError
-from ..registry import CHEAP, COMPLEX, ELEMENTWISE, INTERNAL, NONDIFF, PROMOTE, TO_FLOAT, defop
+from ..registry import (AUTOCAST_FP32, AUTOCAST_PROMOTE, CHEAP, COMPLEX, ELEMENTWISE, INTERNAL,
+                        LINEAR, NONDIFF, PROMOTE, TO_FLOAT, defcomposite, defop)
 from ._common import broadcast_infer, div_conj, mul_conj, require_float
 from ._common import tangent_sum, tmul
-from ..registry import AUTOCAST_FP32, AUTOCAST_PROMOTE, LINEAR
 from .unary import check_operand, require_integral, scalar
 
 EW = ELEMENTWISE | CHEAP | PROMOTE
@@ -232,11 +232,13 @@ def _clamp(ops, input, min=None, max=None, *, name="clamp"):
     return ops.clamp_range(input, min, max)
 
 
-defop("clamp", "input", attrs=(("min", None), ("max", None)), decomp=_clamp, ref="torch.clamp",
-      node_name="ClampBackward1")
-defop("clip", "input", attrs=(("min", None), ("max", None)), ref="torch.clip (alias of clamp)",
-      decomp=lambda ops, input, **bounds: _clamp(ops, input, **bounds, name="clip"),
-      node_name="ClampBackward1")
+defcomposite("clamp",
+             "input: Tensor, min: Tensor | Number | None = None, max: Tensor | Number | None = None",
+             _clamp, ref="torch.clamp", node_name="ClampBackward1")
+defcomposite("clip",
+             "input: Tensor, min: Tensor | Number | None = None, max: Tensor | Number | None = None",
+             lambda ops, input, **bounds: _clamp(ops, input, **bounds, name="clip"),
+             ref="torch.clip (alias of clamp)", node_name="ClampBackward1")
 
 
 # ---- lerp, addcmul, addcdiv ---------------------------------------------------------------------
@@ -262,7 +264,8 @@ def _lerp(ops, input, end, weight):
     return ops.add(input, ops.mul(weight, ops.sub(end, input)))
 
 
-defop("lerp", "input, end, weight", decomp=_lerp, ref="torch.lerp", flags=COMPLEX)
+defcomposite("lerp", "input: Tensor, end: Tensor, weight: Tensor", _lerp, ref="torch.lerp",
+             flags=COMPLEX)
 
 
 def _pointwise_operands(ops, name, input, tensor1, tensor2):
@@ -302,9 +305,9 @@ def _addcdiv(ops, input, tensor1, tensor2, value=1):
     return ops.add(x, _scaled(ops, "addcdiv", ops.div(t1, t2), value, dtype))
 
 
-defop("addcmul", "input, tensor1, tensor2", attrs=(("value", 1),), decomp=_addcmul,
-      ref="torch.addcmul", flags=COMPLEX,
-      autocast={"cuda": AUTOCAST_PROMOTE})
-defop("addcdiv", "input, tensor1, tensor2", attrs=(("value", 1),), decomp=_addcdiv,
-      ref="torch.addcdiv", flags=COMPLEX,
-      autocast={"cuda": AUTOCAST_PROMOTE})
+defcomposite("addcmul", "input: Tensor, tensor1: Tensor, tensor2: Tensor, value=1", _addcmul,
+             ref="torch.addcmul", flags=COMPLEX,
+             autocast={"cuda": AUTOCAST_PROMOTE})
+defcomposite("addcdiv", "input: Tensor, tensor1: Tensor, tensor2: Tensor, value=1", _addcdiv,
+             ref="torch.addcdiv", flags=COMPLEX,
+             autocast={"cuda": AUTOCAST_PROMOTE})

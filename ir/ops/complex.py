@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import CHEAP, COMPLEX, ELEMENTWISE, LINEAR, TO_FLOAT, VIEW, defop
+from ..registry import CHEAP, COMPLEX, ELEMENTWISE, LINEAR, TO_FLOAT, VIEW, defcomposite, defop
 from ._common import broadcast_infer, same_as_first
 from .unary import check_operand
 
@@ -167,7 +167,8 @@ def _polar(ops, abs, angle):
     return ops.complex(ops.mul(abs, ops.cos(angle)), ops.mul(abs, ops.sin(angle)))
 
 
-defop("polar", "abs, angle", decomp=_polar, ref="torch.polar (abs * (cos angle + i sin angle))")
+defcomposite("polar", "abs: Tensor, angle: Tensor", _polar,
+             ref="torch.polar (abs * (cos angle + i sin angle))")
 
 
 def _view_as_real_infer(types, **_):

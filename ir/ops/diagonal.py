@@ -5,7 +5,7 @@ import operator
 
 from .. import types as T
 from ..errors import ShapeError
-from ..registry import CHEAP, COMPLEX, INTERNAL, LINEAR, defop
+from ..registry import CHEAP, COMPLEX, INTERNAL, LINEAR, defcomposite, defop
 from ._common import norm_dim
 from .index import located, write_at
 from .shape import SHAPE
@@ -113,7 +113,7 @@ def _diag(ops, x, diagonal=0):
     return ops.index_take(ops.reshape(x, (m * n,)), idx, 0)
 
 
-defop("diag_embed", "input", attrs=(("offset", 0), ("dim1", -2), ("dim2", -1)),
-      decomp=_diag_embed, ref="torch.diag_embed", flags=COMPLEX)
-defop("diag", "input", attrs=(("diagonal", 0),), decomp=_diag, ref="torch.diag", flags=COMPLEX,
-      node_name="DiagEmbedBackward0")
+defcomposite("diag_embed", "input: Tensor, offset=0, dim1=-2, dim2=-1", _diag_embed,
+             ref="torch.diag_embed", flags=COMPLEX)
+defcomposite("diag", "input: Tensor, diagonal=0", _diag, ref="torch.diag", flags=COMPLEX,
+             node_name="DiagEmbedBackward0")

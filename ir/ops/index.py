@@ -15,7 +15,8 @@ import numpy as np
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
-from ..registry import AUTOCAST_PROMOTE, COMPLEX, INTERNAL, LINEAR, NONDIFF, REQUIRED, defop
+from ..registry import (AUTOCAST_PROMOTE, COMPLEX, INTERNAL, LINEAR, NONDIFF, REQUIRED,
+                        defcomposite, defop)
 from ._common import norm_dim
 
 
@@ -217,8 +218,8 @@ def _index_select(ops, x, dim, index):
     return ops.index_take(x, index, d)
 
 
-defop("index_select", "input", attrs=(("dim", REQUIRED), ("index", REQUIRED)),
-      decomp=_index_select, ref="torch.index_select", flags=COMPLEX)
+defcomposite("index_select", "input: Tensor, dim, index: Tensor", _index_select,
+             ref="torch.index_select", flags=COMPLEX)
 
 
 def _index_add(ops, x, dim, index, source, alpha=1):
@@ -243,9 +244,8 @@ def _index_add(ops, x, dim, index, source, alpha=1):
     return ops.index_put(x, index, source, d, True)
 
 
-defop("index_add", "input", attrs=(("dim", REQUIRED), ("index", REQUIRED),
-                                   ("source", REQUIRED), ("alpha", 1)),
-      decomp=_index_add, ref="torch.index_add", flags=COMPLEX)
+defcomposite("index_add", "input: Tensor, dim, index: Tensor, source: Tensor, alpha=1", _index_add,
+             ref="torch.index_add", flags=COMPLEX)
 
 
 # ---- masked_fill -----------------------------------------------------------------------
@@ -272,5 +272,5 @@ def _masked_fill(ops, x, mask, value):
     return ops.where(mask, value, x)
 
 
-defop("masked_fill", "input, mask", attrs=(("value", None),), decomp=_masked_fill,
-      ref="torch.masked_fill", flags=COMPLEX)
+defcomposite("masked_fill", "input: Tensor, mask: Tensor, value: Tensor | Number | None = None",
+             _masked_fill, ref="torch.masked_fill", flags=COMPLEX)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DTypeError, LinAlgError, ShapeError
-from ..registry import AUTOCAST_FP32, COMPLEX, INTERNAL, REQUIRED, defop
+from ..registry import AUTOCAST_FP32, COMPLEX, INTERNAL, REQUIRED, defcomposite, defop
 from ._cost import FACTORIZATION
 from ._common import mul_conj
 from ._matrix import (_ty, _fail, _need_tensors, _same_dtype, _mm, _eye_mask, _eye, _tril,
@@ -505,6 +505,6 @@ def _solve(ops, A, B, left=True):
     return ops.squeeze(x, -1) if vector else x
 
 
-defop("linalg_solve", "A, B", attrs=(("left", True),), decomp=_solve, flags=LINALG,
-      ref="torch.linalg.solve",
-      autocast={"cpu": AUTOCAST_FP32}, cost=FACTORIZATION)
+defcomposite("linalg_solve", "A: Tensor, B: Tensor, left=True", _solve, flags=LINALG,
+             ref="torch.linalg.solve",
+             autocast={"cpu": AUTOCAST_FP32}, cost=FACTORIZATION)

@@ -11,7 +11,7 @@ import math
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import AUTOCAST_FP32, COMPLEX, defop
+from ..registry import AUTOCAST_FP32, COMPLEX, defcomposite
 from .conv import _fail, _ttype
 from .index import checked_index
 from ._nn_common import _bcast, _channels_view, _reduce, _reduction, _same_dtype, _tensor
@@ -130,12 +130,11 @@ def _cross_entropy(ops, input, target, weight=None, size_average=None, ignore_in
     return _reduce(ops, loss, reduction)
 
 
-defop("cross_entropy", "input, target",
-      attrs=(("weight", None), ("size_average", None), ("ignore_index", -100), ("reduce", None),
-             ("reduction", "mean"), ("label_smoothing", 0.0)),
-      decomp=_cross_entropy, ref="torch.nn.functional.cross_entropy",
-      node_name="NllLossBackward0",
-      autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
+defcomposite("cross_entropy",
+             "input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None, "
+             "ignore_index=-100, reduce=None, reduction='mean', label_smoothing=0.0",
+             _cross_entropy, ref="torch.nn.functional.cross_entropy", node_name="NllLossBackward0",
+             autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
 
 
 def _nll_loss(ops, input, target, weight=None, size_average=None, ignore_index=-100,
@@ -149,12 +148,11 @@ def _nll_loss(ops, input, target, weight=None, size_average=None, ignore_index=-
     return _nll(ops, name, input, target, weight, ignore_index, reduction)
 
 
-defop("nll_loss", "input, target",
-      attrs=(("weight", None), ("size_average", None), ("ignore_index", -100), ("reduce", None),
-             ("reduction", "mean")),
-      decomp=_nll_loss, ref="torch.nn.functional.nll_loss",
-      node_name="NllLossBackward0",
-      autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
+defcomposite("nll_loss",
+             "input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None, "
+             "ignore_index=-100, reduce=None, reduction='mean'",
+             _nll_loss, ref="torch.nn.functional.nll_loss", node_name="NllLossBackward0",
+             autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
 
 
 # ---- pointwise regression losses ---------------------------------------------------------------
@@ -223,21 +221,27 @@ def _huber_loss(ops, input, target, reduction="mean", delta=1.0, weight=None):
 
 
 _LEGACY = (("size_average", None), ("reduce", None), ("reduction", "mean"))
-defop("mse_loss", "input, target", attrs=_LEGACY + (("weight", None),), decomp=_mse_loss,
-      ref="torch.nn.functional.mse_loss",
-      autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
+defcomposite("mse_loss",
+             "input: Tensor, target: Tensor, size_average=None, reduce=None, reduction='mean', "
+             "weight: Tensor | None = None",
+             _mse_loss, ref="torch.nn.functional.mse_loss",
+             autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
 # complex: the mean of |input - target| (real, unless the weight is complex), as torch
-defop("l1_loss", "input, target", attrs=_LEGACY + (("weight", None),), decomp=_l1_loss,
-      ref="torch.nn.functional.l1_loss", flags=COMPLEX,
-      node_name="MeanBackward0",
-      autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
-defop("smooth_l1_loss", "input, target", attrs=_LEGACY + (("beta", 1.0),),
-      decomp=_smooth_l1_loss, ref="torch.nn.functional.smooth_l1_loss",
-      autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
-defop("huber_loss", "input, target",
-      attrs=(("reduction", "mean"), ("delta", 1.0), ("weight", None)), decomp=_huber_loss,
-      ref="torch.nn.functional.huber_loss",
-      autocast={"cpu": AUTOCAST_FP32})
+defcomposite("l1_loss",
+             "input: Tensor, target: Tensor, size_average=None, reduce=None, reduction='mean', "
+             "weight: Tensor | None = None",
+             _l1_loss, ref="torch.nn.functional.l1_loss", flags=COMPLEX, node_name="MeanBackward0",
+             autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
+defcomposite("smooth_l1_loss",
+             "input: Tensor, target: Tensor, size_average=None, reduce=None, reduction='mean', "
+             "beta=1.0",
+             _smooth_l1_loss, ref="torch.nn.functional.smooth_l1_loss",
+             autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
+defcomposite("huber_loss",
+             "input: Tensor, target: Tensor, reduction='mean', delta=1.0, "
+             "weight: Tensor | None = None",
+             _huber_loss, ref="torch.nn.functional.huber_loss",
+             autocast={"cpu": AUTOCAST_FP32})
 
 
 # ---- binary and distribution losses --------------------------------------------------------------
@@ -266,10 +270,11 @@ def _binary_cross_entropy(ops, input, target, weight=None, size_average=None, re
     return _reduce(ops, loss, reduction)
 
 
-defop("binary_cross_entropy", "input, target",
-      attrs=(("weight", None),) + _LEGACY, decomp=_binary_cross_entropy,
-      ref="torch.nn.functional.binary_cross_entropy",
-      autocast={"cpu": AUTOCAST_FP32})
+defcomposite("binary_cross_entropy",
+             "input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None, "
+             "reduce=None, reduction='mean'",
+             _binary_cross_entropy, ref="torch.nn.functional.binary_cross_entropy",
+             autocast={"cpu": AUTOCAST_FP32})
 
 
 def _bce_with_logits(ops, input, target, weight=None, size_average=None, reduce=None,
@@ -291,10 +296,11 @@ def _bce_with_logits(ops, input, target, weight=None, size_average=None, reduce=
     return _reduce(ops, loss, reduction)
 
 
-defop("binary_cross_entropy_with_logits", "input, target",
-      attrs=(("weight", None),) + _LEGACY + (("pos_weight", None),), decomp=_bce_with_logits,
-      ref="torch.nn.functional.binary_cross_entropy_with_logits",
-      autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
+defcomposite("binary_cross_entropy_with_logits",
+             "input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None, "
+             "reduce=None, reduction='mean', pos_weight: Tensor | None = None",
+             _bce_with_logits, ref="torch.nn.functional.binary_cross_entropy_with_logits",
+             autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
 
 
 def _kl_div(ops, input, target, size_average=None, reduce=None, reduction="mean",
@@ -315,6 +321,8 @@ def _kl_div(ops, input, target, size_average=None, reduce=None, reduction="mean"
     return _reduce(ops, loss, reduction)
 
 
-defop("kl_div", "input, target", attrs=_LEGACY + (("log_target", False),), decomp=_kl_div,
-      ref="torch.nn.functional.kl_div",
-      autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
+defcomposite("kl_div",
+             "input: Tensor, target: Tensor, size_average=None, reduce=None, reduction='mean', "
+             "log_target=False",
+             _kl_div, ref="torch.nn.functional.kl_div",
+             autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})

@@ -9,7 +9,7 @@ import math
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import AUTOCAST_FP32, AUTOCAST_LOWER, COMPLEX, INTERNAL, defop
+from ..registry import AUTOCAST_FP32, AUTOCAST_LOWER, COMPLEX, INTERNAL, defcomposite, defop
 from ._cost import SOFTMAX
 from ._common import norm_dim, require_float
 from .conv import _fail, _ttype
@@ -70,10 +70,9 @@ def _linear(ops, input, weight, bias=None):
     return y
 
 
-defop("linear", "input, weight", attrs=(("bias", None),), decomp=_linear,
-      ref="torch.nn.functional.linear", flags=COMPLEX,
-      node_name="AddmmBackward0",
-      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
+defcomposite("linear", "input: Tensor, weight: Tensor, bias: Tensor | None = None", _linear,
+             ref="torch.nn.functional.linear", flags=COMPLEX, node_name="AddmmBackward0",
+             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
 
 
 def _embedding_infer(types, *, padding_idx):
@@ -135,8 +134,8 @@ def _one_hot(ops, tensor, num_classes=-1):
     return ops.convert(ops.eq(ops.unsqueeze(tensor, -1), classes), T.int64)
 
 
-defop("one_hot", "tensor", attrs=(("num_classes", -1),), decomp=_one_hot,
-      ref="torch.nn.functional.one_hot")
+defcomposite("one_hot", "tensor: Tensor, num_classes=-1", _one_hot,
+             ref="torch.nn.functional.one_hot")
 
 
 def _attention_bias(ops, name, q, k, attn_mask, is_causal):
@@ -183,10 +182,10 @@ def _scaled_dot_product_attention(ops, query, key, value, attn_mask=None, dropou
     return ops.matmul(ops.softmax(scores, -1), value)
 
 
-defop("scaled_dot_product_attention", "query, key, value",
-      attrs=(("attn_mask", None), ("dropout_p", 0.0), ("is_causal", False), ("scale", None),
-             ("enable_gqa", False)),
-      decomp=_scaled_dot_product_attention,
-      ref="torch.nn.functional.scaled_dot_product_attention (the math backend)",
-      node_name="UnsafeViewBackward0",
-      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
+defcomposite("scaled_dot_product_attention",
+             "query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, "
+             "dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False",
+             _scaled_dot_product_attention,
+             ref="torch.nn.functional.scaled_dot_product_attention (the math backend)",
+             node_name="UnsafeViewBackward0",
+             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})

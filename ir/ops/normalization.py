@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import AUTOCAST_FP32, COMPLEX, INTERNAL, REQUIRED, defop
+from ..registry import AUTOCAST_FP32, COMPLEX, INTERNAL, defcomposite
 from ._common import norm_dim
 from .conv import _fail, _ttype
 from ._nn_common import _channels_view, _same_dtype, _tensor
@@ -47,10 +47,9 @@ def _cosine_similarity(ops, x1, x2, dim=1, eps=1e-8):
     return ops.sum(ops.mul(ops.div(x1, n1), ops.div(x2, n2)), (d,))
 
 
-defop("cosine_similarity", "x1, x2", attrs=(("dim", 1), ("eps", 1e-8)),
-      decomp=_cosine_similarity, ref="torch.nn.functional.cosine_similarity",
-      node_name="SumBackward1",
-      autocast={"cuda": AUTOCAST_FP32})
+defcomposite("cosine_similarity", "x1: Tensor, x2: Tensor, dim=1, eps=1e-08", _cosine_similarity,
+             ref="torch.nn.functional.cosine_similarity", node_name="SumBackward1",
+             autocast={"cuda": AUTOCAST_FP32})
 
 
 def _normalize(ops, input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -74,10 +73,10 @@ def _normalize(ops, input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 # complex: divided by the (real) norm of |input|
-defop("normalize", "input", attrs=(("p", 2.0), ("dim", 1), ("eps", 1e-12), ("out", None)),
-      decomp=_normalize, ref="torch.nn.functional.normalize", flags=COMPLEX,
-      node_name="DivBackward0",
-      autocast={"cuda": AUTOCAST_FP32})
+defcomposite("normalize", "input: Tensor, p=2.0, dim=1, eps=1e-12, out: Tensor | None = None",
+             _normalize, ref="torch.nn.functional.normalize", flags=COMPLEX,
+             node_name="DivBackward0",
+             autocast={"cuda": AUTOCAST_FP32})
 
 
 def _upcast(ops, x):
@@ -126,11 +125,12 @@ def _layer_norm(ops, input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return _cast(ops, _affine(ops, y, weight, bias, shape), input.dtype)
 
 
-defop("layer_norm", "input", attrs=(("normalized_shape", REQUIRED), ("weight", None),
-                                    ("bias", None), ("eps", 1e-5)),
-      decomp=_layer_norm, ref="torch.nn.functional.layer_norm",
-      node_name="NativeLayerNormBackward0",
-      autocast={"cuda": AUTOCAST_FP32})
+defcomposite("layer_norm",
+             "input: Tensor, normalized_shape, weight: Tensor | None = None, "
+             "bias: Tensor | None = None, eps=1e-05",
+             _layer_norm, ref="torch.nn.functional.layer_norm",
+             node_name="NativeLayerNormBackward0",
+             autocast={"cuda": AUTOCAST_FP32})
 
 
 def _rms_norm(ops, input, normalized_shape, weight=None, eps=None):
@@ -144,10 +144,8 @@ def _rms_norm(ops, input, normalized_shape, weight=None, eps=None):
     return _cast(ops, _affine(ops, y, weight, None, shape), input.dtype)
 
 
-defop("rms_norm", "input", attrs=(("normalized_shape", REQUIRED), ("weight", None),
-                                  ("eps", None)),
-      decomp=_rms_norm, ref="torch.nn.functional.rms_norm",
-      node_name="MulBackward0")
+defcomposite("rms_norm", "input: Tensor, normalized_shape, weight: Tensor | None = None, eps=None",
+             _rms_norm, ref="torch.nn.functional.rms_norm", node_name="MulBackward0")
 
 
 def _group_norm(ops, input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -171,11 +169,12 @@ def _group_norm(ops, input, num_groups, weight=None, bias=None, eps=1e-5):
     return _cast(ops, y, input.dtype)
 
 
-defop("group_norm", "input", attrs=(("num_groups", REQUIRED), ("weight", None), ("bias", None),
-                                    ("eps", 1e-5)),
-      decomp=_group_norm, ref="torch.nn.functional.group_norm",
-      node_name="NativeGroupNormBackward0",
-      autocast={"cuda": AUTOCAST_FP32})
+defcomposite("group_norm",
+             "input: Tensor, num_groups, weight: Tensor | None = None, bias: Tensor | None = None, "
+             "eps=1e-05",
+             _group_norm, ref="torch.nn.functional.group_norm",
+             node_name="NativeGroupNormBackward0",
+             autocast={"cuda": AUTOCAST_FP32})
 
 
 def _batch_norm(ops, input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -216,8 +215,9 @@ def _batch_norm(ops, input, running_mean=None, running_var=None, weight=None, bi
 
 # INTERNAL: torch.batch_norm orders its arguments differently; tg.nn.functional.batch_norm
 # is the public spelling (and updates the running statistics).
-defop("batch_norm", "input",
-      attrs=(("running_mean", None), ("running_var", None), ("weight", None), ("bias", None),
-             ("training", False), ("momentum", 0.1), ("eps", 1e-5)),
-      decomp=_batch_norm, flags=INTERNAL, ref="torch.nn.functional.batch_norm",
-      node_name="NativeBatchNormBackward0")
+defcomposite("batch_norm",
+             "input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None, "
+             "weight: Tensor | None = None, bias: Tensor | None = None, training=False, "
+             "momentum=0.1, eps=1e-05",
+             _batch_norm, flags=INTERNAL, ref="torch.nn.functional.batch_norm",
+             node_name="NativeBatchNormBackward0")

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import COMPLEX, INTERNAL, defop
+from ..registry import COMPLEX, INTERNAL, defcomposite, defop
 from ._cost import NORM
 from ._common import norm_dim, norm_dims, reduce_shape
 from ._matrix import _ty, _fail, _need_tensors, _require_float
@@ -122,10 +122,10 @@ def _matrix_norm(ops, A, ord="fro", dim=(-2, -1), keepdim=False):
     raise _fail(ops, ValueError(f"{name}: Order {ord} not supported."))
 
 
-defop("linalg_matrix_norm", "A", attrs=(("ord", "fro"), ("dim", (-2, -1)), ("keepdim", False)),
-      decomp=_matrix_norm, flags=INTERNAL | COMPLEX, ref="torch.linalg.matrix_norm",
-      node_name="LinalgVectorNormBackward0",
-      cost=NORM)
+defcomposite("linalg_matrix_norm", "A: Tensor, ord='fro', dim=(-2, -1), keepdim=False",
+             _matrix_norm, flags=INTERNAL | COMPLEX, ref="torch.linalg.matrix_norm",
+             node_name="LinalgVectorNormBackward0",
+             cost=NORM)
 
 
 def _norm(ops, A, ord=None, dim=None, keepdim=False):
@@ -150,7 +150,7 @@ def _norm(ops, A, ord=None, dim=None, keepdim=False):
                                 f"1D or 2D. Got {nd}D ({_ty(A)})."))
 
 
-defop("linalg_norm", "A", attrs=(("ord", None), ("dim", None), ("keepdim", False)),
-      decomp=_norm, flags=INTERNAL | COMPLEX, ref="torch.linalg.norm",
-      node_name="LinalgVectorNormBackward0",
-      cost=NORM)
+defcomposite("linalg_norm", "A: Tensor, ord=None, dim=None, keepdim=False", _norm,
+             flags=INTERNAL | COMPLEX, ref="torch.linalg.norm",
+             node_name="LinalgVectorNormBackward0",
+             cost=NORM)

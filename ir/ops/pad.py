@@ -3,7 +3,7 @@ cat and slice_scatter."""
 from __future__ import annotations
 
 from ..errors import ShapeError
-from ..registry import COMPLEX, REQUIRED, defop
+from ..registry import COMPLEX, defcomposite
 from .index import located
 from .shape import _narrow_to
 
@@ -91,6 +91,6 @@ def _pad(ops, x, pad, mode="constant", value=None):
     return out if out is not x else ops.clone(x)   # a copy, as torch
 
 
-defop("pad", "input", attrs=(("pad", REQUIRED), ("mode", "constant"), ("value", None)),
-      decomp=_pad, ref="torch.nn.functional.pad (constant, reflect, replicate)", flags=COMPLEX,
-      node_name="ConstantPadNdBackward0")
+defcomposite("pad", "input: Tensor, pad, mode='constant', value=None", _pad,
+             ref="torch.nn.functional.pad (constant, reflect, replicate)", flags=COMPLEX,
+             node_name="ConstantPadNdBackward0")

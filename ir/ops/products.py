@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import AUTOCAST_LOWER, AUTOCAST_PROMOTE, COMPLEX, INTERNAL, REQUIRED, defop
+from ..registry import AUTOCAST_LOWER, AUTOCAST_PROMOTE, COMPLEX, INTERNAL, defcomposite, defop
 from ._cost import MATMUL
 from ._common import bilinear_jvp, conj_if_complex, fmt_types, norm_dim
 from ._matrix import _ty, _fail, _need_tensors, _same_dtype, _eye, _mT
@@ -78,9 +78,9 @@ def _matmul(ops, a, b):
     return out
 
 
-defop("matmul", "input, other", decomp=_matmul, ref="torch.matmul", flags=COMPLEX,
-      node_name="MmBackward0",
-      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
+defcomposite("matmul", "input: Tensor, other: Tensor", _matmul, ref="torch.matmul", flags=COMPLEX,
+             node_name="MmBackward0",
+             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
 
 
 # ---- mm, bmm, mv, dot, outer: torch's shape rules on top of batched_matmul -------------------
@@ -158,19 +158,19 @@ def _vdot_decomp(ops, input, other):
 
 
 # dot does not conjugate (sum x * y, also for complex); vdot conjugates its first argument
-defop("mm", "input, mat2", decomp=_mm_decomp, ref="torch.mm", flags=COMPLEX,
-      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
-defop("bmm", "input, mat2", decomp=_bmm_decomp, ref="torch.bmm", flags=COMPLEX,
-      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
-defop("mv", "input, vec", decomp=_mv_decomp, ref="torch.mv", flags=COMPLEX,
-      node_name="MvBackward0",
-      autocast={"cuda": AUTOCAST_LOWER})
-defop("dot", "input, tensor", decomp=_dot_decomp, ref="torch.dot", flags=COMPLEX,
-      autocast={"cuda": AUTOCAST_PROMOTE})
-defop("vdot", "input, other", decomp=_vdot_decomp, ref="torch.vdot (sum conj(x) * y)",
-      flags=COMPLEX)
-defop("outer", "input, vec2", decomp=_outer_decomp, ref="torch.outer", flags=COMPLEX,
-      node_name="MulBackward0")
+defcomposite("mm", "input: Tensor, mat2: Tensor", _mm_decomp, ref="torch.mm", flags=COMPLEX,
+             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
+defcomposite("bmm", "input: Tensor, mat2: Tensor", _bmm_decomp, ref="torch.bmm", flags=COMPLEX,
+             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
+defcomposite("mv", "input: Tensor, vec: Tensor", _mv_decomp, ref="torch.mv", flags=COMPLEX,
+             node_name="MvBackward0",
+             autocast={"cuda": AUTOCAST_LOWER})
+defcomposite("dot", "input: Tensor, tensor: Tensor", _dot_decomp, ref="torch.dot", flags=COMPLEX,
+             autocast={"cuda": AUTOCAST_PROMOTE})
+defcomposite("vdot", "input: Tensor, other: Tensor", _vdot_decomp,
+             ref="torch.vdot (sum conj(x) * y)", flags=COMPLEX)
+defcomposite("outer", "input: Tensor, vec2: Tensor", _outer_decomp, ref="torch.outer",
+             flags=COMPLEX, node_name="MulBackward0")
 
 
 # ---- tensordot --------------------------------------------------------------------------------
@@ -227,10 +227,9 @@ def _tensordot(ops, a, b, dims=2):
                        tuple(a.shape[i] for i in free_a) + tuple(b.shape[j] for j in free_b))
 
 
-defop("tensordot", "a, b", attrs=(("dims", 2),), decomp=_tensordot, ref="torch.tensordot",
-      flags=COMPLEX,
-      node_name="ViewBackward0",
-      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_PROMOTE})
+defcomposite("tensordot", "a: Tensor, b: Tensor, dims=2", _tensordot, ref="torch.tensordot",
+             flags=COMPLEX, node_name="ViewBackward0",
+             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_PROMOTE})
 
 
 # ---- einsum: labels -> diagonals, early sums, then pairwise batched matmuls ------------------
@@ -380,8 +379,6 @@ def _einsum(ops, *operands, equation):
 
 # torch.einsum(equation, *operands) takes the equation first; tracegrad/linalg.py's `einsum`
 # gives that signature (this op is INTERNAL: a variadic registry op takes its list first).
-defop("einsum", "*operands", attrs=(("equation", REQUIRED),), decomp=_einsum,
-      flags=INTERNAL | COMPLEX,
-      ref="torch.einsum (contracted left to right)",
-      node_name="ViewBackward0",
-      autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
+defcomposite("einsum", "*operands: Tensor, equation", _einsum, flags=INTERNAL | COMPLEX,
+             ref="torch.einsum (contracted left to right)", node_name="ViewBackward0",
+             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})

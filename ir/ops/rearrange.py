@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import types as T
 from ..errors import ShapeError
-from ..registry import CHEAP, COMPLEX, LINEAR, REQUIRED, defop
+from ..registry import CHEAP, COMPLEX, LINEAR, REQUIRED, defcomposite, defop
 from ._common import as_shape, norm_dim, same_as_first
 
 
@@ -84,5 +84,5 @@ def _tile(ops, x, dims):
     return ops.repeat(x, (1,) * (len(x.shape) - len(dims)) + dims)
 
 
-defop("tile", "input", attrs=(("dims", REQUIRED),), decomp=_tile, ref="torch.tile", flags=COMPLEX,
-      node_name="RepeatBackward0")
+defcomposite("tile", "input: Tensor, dims", _tile, ref="torch.tile", flags=COMPLEX,
+             node_name="RepeatBackward0")

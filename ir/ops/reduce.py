@@ -13,9 +13,8 @@ import math
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
-from ..registry import (CHEAP, COMPLEX, INTERNAL, NONDIFF, REDUCTION, REQUIRED, TO_FLOAT,
-                        defop)
-from ..registry import AUTOCAST_FP32, LINEAR, Fusion
+from ..registry import (AUTOCAST_FP32, CHEAP, COMPLEX, INTERNAL, LINEAR, NONDIFF, REDUCTION,
+                        REQUIRED, TO_FLOAT, Fusion, defcomposite, defop)
 from ._cost import SCAN
 from ._common import (canon_reduce, conj_if_complex, fmt_types, mul_conj, norm_dim, norm_dims,
                       reduce_shape)
@@ -183,8 +182,10 @@ for _name, _arg, _binary in (("max", "argmax", "maximum"), ("min", "argmin", "mi
               scatter_values(b, ct[0], x, indices, dim, keepdim)])
     # torch.max(x) -> amax over all dims (ties share the gradient); max(x, dim) -> (values,
     # indices); max(x, other) -> maximum
-    defop(_name, "input", attrs=(("dim", None), ("keepdim", False), ("other", None)),
-          decomp=_max_min(_name, "a" + _name, _binary), ref=f"torch.{_name}")
+    defcomposite(_name,
+                 "input: Tensor, dim: Tensor | int | None = None, keepdim=False, "
+                 "other: Tensor | None = None",
+                 _max_min(_name, "a" + _name, _binary), ref=f"torch.{_name}")
 
 
 def _canon_arg(name):
@@ -297,10 +298,10 @@ def _with_mean(name):
     return decomp
 
 
-defop("var_mean", "input", attrs=_VAR_ATTRS, decomp=_with_mean("var_mean"), flags=COMPLEX,
-      ref="torch.var_mean")
-defop("std_mean", "input", attrs=_VAR_ATTRS, decomp=_with_mean("std_mean"), flags=COMPLEX,
-      ref="torch.std_mean")
+defcomposite("var_mean", "input: Tensor, dim=None, unbiased=None, keepdim=False, correction=None",
+             _with_mean("var_mean"), flags=COMPLEX, ref="torch.var_mean")
+defcomposite("std_mean", "input: Tensor, dim=None, unbiased=None, keepdim=False, correction=None",
+             _with_mean("std_mean"), flags=COMPLEX, ref="torch.std_mean")
 
 
 # ---- logsumexp / norm ------------------------------------------------------------
@@ -554,8 +555,8 @@ def _mean(ops, x, dim=None, keepdim=False):
     return ops.div(ops.sum(x, dims, keepdim), float(n))
 
 
-defop("mean", "input", attrs=(("dim", None), ("keepdim", False)), decomp=_mean, flags=COMPLEX,
-      ref="torch.mean")
+defcomposite("mean", "input: Tensor, dim=None, keepdim=False", _mean, flags=COMPLEX,
+             ref="torch.mean")
 
 
 def _sum_to_size(ops, x, size):
@@ -571,5 +572,5 @@ def _sum_to_size(ops, x, size):
     return ops.reshape(out, size)
 
 
-defop("sum_to_size", "input", attrs=(("size", None),), decomp=_sum_to_size, flags=COMPLEX,
-      ref="torch.Tensor.sum_to_size")
+defcomposite("sum_to_size", "input: Tensor, size=None", _sum_to_size, flags=COMPLEX,
+             ref="torch.Tensor.sum_to_size")

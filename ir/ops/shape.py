@@ -1,6 +1,6 @@
 """Shape ops: reshape, view, permute, transpose, expand, squeeze/unsqueeze/flatten, cat, stack,
 slice (basic indexing) and its scatter, narrow/split/chunk/unbind/movedim/unflatten/t, and the
-identity-like checkpoint_name and clone.  Flip/roll/repeat/tile: rearrange.py; triangles and
+identity-like checkpoint_name, stop_gradient and clone.  Flip/roll/repeat/tile: rearrange.py; triangles and
 diagonals: diagonal.py; pad: pad.py; full/arange: creation.py."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import operator
 
 from .. import types as T
 from ..errors import ShapeError
-from ..registry import (AUTOCAST_PROMOTE, CHEAP, COMPLEX, INTERNAL, LINEAR, PROMOTE, REQUIRED,
-                        VIEW, Fusion, defop)
+from ..registry import (AUTOCAST_PROMOTE, CHEAP, COMPLEX, INTERNAL, LINEAR, NONDIFF, PROMOTE,
+                        VIEW, Fusion, defcomposite, defop)
 from ._common import as_shape, fmt_types, norm_dim
 from .index import located, write_at
 
@@ -69,8 +69,8 @@ defop("reshape", "input", attrs=(("shape", None),), canon=_canon_reshape, flags=
       vjp=lambda b, ct, x, out, *, shape: [b.reshape(ct, x.shape)], jvp=LINEAR,
       view_inverse=_reshape_inverse)
 
-defop("view", "input", attrs=(("shape", None),), ref="torch.Tensor.view",
-      decomp=lambda ops, x, shape: ops.reshape(x, shape), flags=COMPLEX)
+defcomposite("view", "input: Tensor, shape=None", lambda ops, x, shape: ops.reshape(x, shape),
+             ref="torch.Tensor.view", flags=COMPLEX)
 
 
 # ---- permute -------------------------------------------------------------
@@ -105,8 +105,8 @@ def _transpose(ops, x, dim0, dim1):
     return ops.permute(x, tuple(perm))
 
 
-defop("transpose", "input", attrs=(("dim0", 0), ("dim1", 1)), decomp=_transpose,
-      ref="torch.transpose", flags=COMPLEX)
+defcomposite("transpose", "input: Tensor, dim0=0, dim1=1", _transpose, ref="torch.transpose",
+             flags=COMPLEX)
 
 
 # ---- expand --------------------------------------------------------------
@@ -168,13 +168,10 @@ def _flatten(ops, x, start_dim=0, end_dim=-1):
     return ops.reshape(x, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
-defop("squeeze", "input", attrs=(("dim", None),), decomp=_squeeze, ref="torch.squeeze",
-      flags=COMPLEX)
-defop("unsqueeze", "input", attrs=(("dim", 0),), decomp=_unsqueeze, ref="torch.unsqueeze",
-      flags=COMPLEX)
-defop("flatten", "input", attrs=(("start_dim", 0), ("end_dim", -1)), decomp=_flatten,
-      ref="torch.flatten", flags=COMPLEX,
-      node_name="ViewBackward0")
+defcomposite("squeeze", "input: Tensor, dim=None", _squeeze, ref="torch.squeeze", flags=COMPLEX)
+defcomposite("unsqueeze", "input: Tensor, dim=0", _unsqueeze, ref="torch.unsqueeze", flags=COMPLEX)
+defcomposite("flatten", "input: Tensor, start_dim=0, end_dim=-1", _flatten, ref="torch.flatten",
+             flags=COMPLEX, node_name="ViewBackward0")
 
 
 # ---- cat -----------------------------------------------------------------
@@ -390,22 +387,18 @@ def _t(ops, x):
     return ops.permute(x, (1, 0) if nd == 2 else tuple(range(nd)))   # 0-d/1-d: a view of x
 
 
-defop("narrow", "input", attrs=(("dim", REQUIRED), ("start", REQUIRED), ("length", REQUIRED)),
-      decomp=_narrow, ref="torch.narrow", flags=COMPLEX,
-      node_name="SliceBackward0")
-defop("split", "tensor", attrs=(("split_size_or_sections", REQUIRED), ("dim", 0)),
-      decomp=_split, ref="torch.split", flags=COMPLEX)
-defop("chunk", "input", attrs=(("chunks", REQUIRED), ("dim", 0)), decomp=_chunk,
-      ref="torch.chunk", flags=COMPLEX,
-      node_name="SplitBackward0")
-defop("unbind", "input", attrs=(("dim", 0),), decomp=_unbind, ref="torch.unbind", flags=COMPLEX)
-defop("movedim", "input", attrs=(("source", REQUIRED), ("destination", REQUIRED)),
-      decomp=_movedim, ref="torch.movedim", flags=COMPLEX,
-      node_name="PermuteBackward0")
-defop("unflatten", "input", attrs=(("dim", REQUIRED), ("sizes", REQUIRED)), decomp=_unflatten,
-      ref="torch.unflatten", flags=COMPLEX,
-      node_name="ViewBackward0")
-defop("t", "input", decomp=_t, ref="torch.t", flags=COMPLEX)
+defcomposite("narrow", "input: Tensor, dim, start, length", _narrow, ref="torch.narrow",
+             flags=COMPLEX, node_name="SliceBackward0")
+defcomposite("split", "tensor: Tensor, split_size_or_sections, dim=0", _split, ref="torch.split",
+             flags=COMPLEX)
+defcomposite("chunk", "input: Tensor, chunks, dim=0", _chunk, ref="torch.chunk", flags=COMPLEX,
+             node_name="SplitBackward0")
+defcomposite("unbind", "input: Tensor, dim=0", _unbind, ref="torch.unbind", flags=COMPLEX)
+defcomposite("movedim", "input: Tensor, source, destination", _movedim, ref="torch.movedim",
+             flags=COMPLEX, node_name="PermuteBackward0")
+defcomposite("unflatten", "input: Tensor, dim, sizes", _unflatten, ref="torch.unflatten",
+             flags=COMPLEX, node_name="ViewBackward0")
+defcomposite("t", "input: Tensor", _t, ref="torch.t", flags=COMPLEX)
 
 
 # ---- stack ---------------------------------------------------------------------------------
@@ -424,8 +417,8 @@ def _stack(ops, *tensors, dim=0):
     return ops.cat([ops.unsqueeze(t, d) for t in tensors], d)
 
 
-defop("stack", "*tensors", attrs=(("dim", 0),), decomp=_stack, ref="torch.stack", flags=COMPLEX,
-      autocast={"cpu": AUTOCAST_PROMOTE, "cuda": AUTOCAST_PROMOTE})
+defcomposite("stack", "*tensors: Tensor, dim=0", _stack, ref="torch.stack", flags=COMPLEX,
+             autocast={"cpu": AUTOCAST_PROMOTE, "cuda": AUTOCAST_PROMOTE})
 
 
 # ---- naming for rematerialization policies ----------------------------------------
@@ -434,6 +427,14 @@ defop("checkpoint_name", "input", attrs=(("name", ""),), flags=CHEAP | INTERNAL 
       kernel=lambda xp, x, *, name: x,
       vjp=lambda b, ct, x, out, *, name: [ct], jvp=LINEAR,
       fusion=None)
+
+
+# ---- no gradient past this point (torch's detach as an op; jax.lax.stop_gradient) ------------
+# what a composite with no gradient of its own (floor_divide, isclose) applies to its operands,
+# so that eagerly no tape node is recorded and traced programs carry no gradient through it
+defop("stop_gradient", "input", flags=CHEAP | INTERNAL | COMPLEX,
+      infer=lambda types: types[0], kernel=lambda xp, x: x, vjp=NONDIFF,
+      ref="jax.lax.stop_gradient (torch.Tensor.detach)")
 
 
 # ---- copies ----------------------------------------------------------------------------

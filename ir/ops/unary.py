@@ -7,9 +7,9 @@ import warnings
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError
-from ..registry import CHEAP, COMPLEX, ELEMENTWISE, INTERNAL, NONDIFF, TO_FLOAT, defop
+from ..registry import (AUTOCAST_FP32, CHEAP, COMPLEX, ELEMENTWISE, INTERNAL, LINEAR, NONDIFF,
+                        TO_FLOAT, defcomposite, defop)
 from ._common import div_conj, mul_conj, require_float, same_as_first
-from ..registry import AUTOCAST_FP32, LINEAR
 
 EW = ELEMENTWISE | CHEAP
 CEW = EW | COMPLEX   # elementwise ops that also take complex64/complex128
@@ -175,9 +175,10 @@ _unary("reciprocal", lambda xp, x: xp.reciprocal(x),
        lambda b, ct, x, out: [b.neg(mul_conj(b, ct, b.mul(out, out)))],
        autocast={"cuda": AUTOCAST_FP32})
 
-defop("rsqrt", "input", ref="torch.rsqrt", flags=COMPLEX,
-      decomp=lambda ops, x: ops.reciprocal(ops.sqrt(check_operand(ops, "rsqrt", x))),
-      autocast={"cuda": AUTOCAST_FP32})
+defcomposite("rsqrt", "input: Tensor",
+             lambda ops, x: ops.reciprocal(ops.sqrt(check_operand(ops, "rsqrt", x))),
+             ref="torch.rsqrt", flags=COMPLEX,
+             autocast={"cuda": AUTOCAST_FP32})
 
 
 def _square(ops, x):
@@ -187,8 +188,8 @@ def _square(ops, x):
     return ops.mul(x, x)
 
 
-defop("square", "input", decomp=_square, ref="torch.square", flags=COMPLEX,
-      node_name="PowBackward0")
+defcomposite("square", "input: Tensor", _square, ref="torch.square", flags=COMPLEX,
+             node_name="PowBackward0")
 
 
 # ---- rounding: gradient 0 everywhere; integer tensors come back unchanged -----------------------
@@ -227,7 +228,7 @@ def _frac(ops, x):
     return ops.sub(x, ops.trunc(x))
 
 
-defop("frac", "input", decomp=_frac, ref="torch.frac")
+defcomposite("frac", "input: Tensor", _frac, ref="torch.frac")
 
 
 # ---- NaN/Inf handling ---------------------------------------------------------------------------
@@ -351,9 +352,9 @@ _unary("hardtanh", _hardtanh_kernel, infer=_no_bool("hardtanh"), flags=EW,
        attrs=(("min_val", -1.0), ("max_val", 1.0)), canon=_hardtanh_canon,
        ref="torch.nn.functional.hardtanh")
 
-defop("relu6", "input", ref="torch.nn.functional.relu6 (hardtanh(x, 0, 6))",
-      decomp=lambda ops, x: ops.hardtanh(check_operand(ops, "relu6", x), 0.0, 6.0),
-      node_name="HardtanhBackward0")
+defcomposite("relu6", "input: Tensor",
+             lambda ops, x: ops.hardtanh(check_operand(ops, "relu6", x), 0.0, 6.0),
+             ref="torch.nn.functional.relu6 (hardtanh(x, 0, 6))", node_name="HardtanhBackward0")
 
 
 def _silu(ops, x):
@@ -366,8 +367,8 @@ def _mish(ops, x):
     return ops.mul(x, ops.tanh(ops.softplus(x)))
 
 
-defop("silu", "input", decomp=_silu, ref="torch.nn.functional.silu (x * sigmoid(x))")
-defop("mish", "input", decomp=_mish, ref="torch.nn.functional.mish (x * tanh(softplus(x)))")
+defcomposite("silu", "input: Tensor", _silu, ref="torch.nn.functional.silu (x * sigmoid(x))")
+defcomposite("mish", "input: Tensor", _mish, ref="torch.nn.functional.mish (x * tanh(softplus(x)))")
 
 
 # ---- casts, logical and bitwise -----------------------------------------------------------------

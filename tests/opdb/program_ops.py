@@ -8,6 +8,8 @@ the creation primitives, and the tape's marks that no call can exercise alone.
   fails);
 - `index_check`: the identity on an index tensor after its bounds check (traced programs put
   it between a user's index and the kernel that reads it).
+- `stop_gradient`: the identity without gradient (the composites with none, floor_divide and
+  the closeness comparisons, put their operands through it).
 - tensor_hooks, node_hooks, host_call, custom_function carry the Python hooks / Function
   objects of one tape in their attributes: they exist only inside programs the engine builds,
   so their entries name the tests that run them (`exercised_by`) and have no samples.
@@ -128,6 +130,11 @@ OPS = [
            notes="duplicate indices add their cotangents"),
     OpInfo("index_check", _index_check, lambda xp, index, **kw: index, _index_check_samples,
            differentiable=False, out_dtype=I64, error_inputs=_index_check_errors),
+    OpInfo("stop_gradient", _ops.stop_gradient, lambda xp, x: x * 1,
+           lambda rng, dtype: [Sample((uniform(rng, (3, 4), dtype),)),
+                               Sample((uniform(rng, (), dtype),)),
+                               Sample((ints(rng, (5,), -3, 4),), dtype=I64)],
+           differentiable=False, complex_samples=2),
     OpInfo("gauge_check", _gauge_check, lambda xp, x, got=None: x * 1,
            lambda rng, dtype: [Sample((uniform(rng, (2, 2), dtype),)),
                                Sample((uniform(rng, (3,), dtype),))],

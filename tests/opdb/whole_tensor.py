@@ -1,6 +1,6 @@
-"""torch functions composed of registry ops with no op of their own yet (tracegrad/_composite.py):
-floor_divide (``//``), isclose, allclose, equal.  Entries are keyed by the public function name;
-`covers` names the registry ops each runs on.  None is differentiable.
+"""Floor division and the whole-tensor comparisons (ir/ops/division.py, closeness.py):
+floor_divide (``//``), isclose, allclose, equal.  Registry composites, none differentiable
+(their operands pass through stop_gradient).
 
 References are NumPy's: `numpy.floor_divide` (Python's floor division, which torch's float
 kernel matches: ``1.0 // 0.1`` is 9.0), `numpy.isclose` (torch's formula
@@ -37,8 +37,9 @@ def _floor_divide_samples(rng, dtype):
 def _floor_divide_errors():
     shapes = ErrorInput((np.ones((3, 4), np.float32), np.ones((5,), np.float32)), ValueError,
                         ("floor_divide:", "f32[3,4]", "f32[5]", "broadcast"),
-                        xfail="the message names fmod, the op floor_divide is built on: a "
-                              "composite without a declaration of its own cannot name itself")
+                        xfail="the message names fmod, the first op of floor_divide's "
+                              "decomposition: a shape error inside a composite names the "
+                              "inner op that raised it")
     return [shapes,
         ErrorInput((A([True, False]), A([True, True])), tg.DTypeError, ("floor_divide", "bool")),
         ErrorInput((A([1 + 1j]), A([1.0 + 0j])), tg.DTypeError, ("floor_divide", "complex")),
@@ -88,16 +89,15 @@ def _as_tensor(fn):
 OPS = [
     OpInfo("floor_divide", tg.floor_divide, lambda xp, x, y: np.floor_divide(x, y),
            _floor_divide_samples, differentiable=False, error_inputs=_floor_divide_errors,
-           covers=("remainder", "fmod", "div", "floor", "round"),
            skips={"low_precision": NEAR_ROUNDING}),
     OpInfo("isclose", tg.isclose, _isclose_ref, _close_samples, differentiable=False,
            out_dtype=BOOL, error_inputs=_close_errors("isclose"),
-           covers=("eq", "abs", "isfinite", "isnan"), skips={"low_precision": NEAR_ROUNDING},
+           skips={"low_precision": NEAR_ROUNDING},
            complex_samples=complexify(_close_samples, 4)),
     OpInfo("allclose", _as_tensor(tg.allclose),
            lambda xp, *a, **kw: np.asarray(np.all(_isclose_ref(xp, *a, **kw))), _close_samples,
            differentiable=False, out_dtype=BOOL, error_inputs=_close_errors("allclose"),
-           covers=("eq", "abs", "all"), complex_samples=complexify(_close_samples, 4),
+           complex_samples=complexify(_close_samples, 4),
            skips={"low_precision": NEAR_ROUNDING,
                   "compile": "returns a Python bool: needs concrete values (a graph break)"}),
     OpInfo("equal", _as_tensor(tg.equal),
@@ -105,6 +105,6 @@ OPS = [
            _equal_samples, differentiable=False, out_dtype=BOOL,
            error_inputs=lambda: [ErrorInput((np.ones(2, np.float32), [1.0, 2.0]), TypeError,
                                             ("equal()", "'other'", "list"))],
-           covers=("eq", "all"), complex_samples=3,
+           complex_samples=3,
            skips={"compile": "returns a Python bool: needs concrete values (a graph break)"}),
 ]
