@@ -209,9 +209,17 @@ class Frontend:
             raise with_location(e, self.location()) from None
 
     def __getattr__(self, name: str):
+        # reached only when the normal lookup fails: the op's method is then set on the
+        # class, so the next ``ops.<name>`` (a decomposition's inner ops, per call) is a
+        # plain method lookup, not a failed lookup plus a new function
         if name.startswith("_") or name not in REGISTRY:
             raise AttributeError(name)
-        return lambda *args, **kwargs: self.call(name, *args, **kwargs)
+
+        def method(self, *args, **kwargs):
+            return self.call(name, *args, **kwargs)
+        method.__name__ = method.__qualname__ = name
+        setattr(type(self), name, method)
+        return method.__get__(self)
 
     # -- hooks -------------------------------------------------------------
     def autocast_call(self, op: OpDef, args: tuple, kwargs: dict):
