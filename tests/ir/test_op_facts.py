@@ -7,8 +7,8 @@ import pytest
 import tracegrad as tg
 from tracegrad.autograd import profiler
 from tracegrad.ir import IRError
-from tracegrad.ir.registry import (AUTOCAST_FP32, AUTOCAST_LOWER, REGISTRY, VIEW, Cost, Fusion,
-                                   NONDIFF, defop)
+from tracegrad.ir.registry import (AUTOCAST_FP32, AUTOCAST_LOWER, REGISTRY, VIEW, CompositeDef,
+                                   Cost, Fusion, NONDIFF, defcomposite, defop)
 
 _ok = dict(infer=lambda types: types[0], kernel=lambda xp, x: x, vjp=NONDIFF)
 
@@ -25,6 +25,29 @@ def test_bad_facts_are_rejected_at_declaration(kw, match):
     with pytest.raises(IRError, match=match):
         defop("test_op_facts_probe", "input", **_ok, **kw)
     assert "test_op_facts_probe" not in REGISTRY
+
+
+@pytest.mark.parametrize("kw,match", [
+    ({"autocast": {"tpu": AUTOCAST_LOWER}}, "autocast maps a device type"),
+    ({"autocast": {"cuda": "half"}}, "autocast maps a device type"),
+    ({"cost": ("matmul", len)}, "cost must be a Cost"),
+])
+def test_bad_composite_facts_are_rejected_at_declaration(kw, match):
+    with pytest.raises(IRError, match=match):
+        defcomposite("test_op_facts_probe", "input: Tensor", lambda ops, x: x, **kw)
+    assert "test_op_facts_probe" not in REGISTRY
+
+
+def test_composites_declare_their_facts():
+    # a composite's own autocast class, cost and profiler name (not its inner ops')
+    for name in ("matmul", "linear", "conv2d", "scaled_dot_product_attention"):
+        assert isinstance(REGISTRY[name], CompositeDef)
+        assert REGISTRY[name].autocast == {"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER}, name
+    assert REGISTRY["cross_entropy"].autocast == {"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32}
+    assert REGISTRY["rsqrt"].autocast == {"cuda": AUTOCAST_FP32}
+    assert REGISTRY["linalg_solve"].cost.kind == "linalg"
+    assert REGISTRY["linalg_norm"].cost is REGISTRY["linalg_matrix_norm"].cost is not None
+    assert REGISTRY["isclose"].autocast == {} and REGISTRY["isclose"].aten_name == "aten::isclose"
 
 
 def test_declared_facts():
