@@ -119,11 +119,9 @@ class Frontend:
             operands, attrs = args, op.default_attrs
             key = self.plan_key(op, (), args)
         else:
+            if op.decomp is not None:   # a CompositeDef: binds, checks and decomposes
+                return op.expand(self, args, kwargs)
             operands, attrs = bind(op, args, kwargs)
-            if op.decomp is not None:
-                if not op.flags & COMPLEX:
-                    self._reject_complex(op, list(operands) + list(attrs.values()))
-                return self.composite_result(op, operands, op.decomp(self, *operands, **attrs))
             akey = _attrs_key(attrs)
             key = None if akey is None else self.plan_key(op, akey, operands)
         plan = _PLANS.get(key)   # (nothing is stored under None)
@@ -212,9 +210,17 @@ class Frontend:
             raise with_location(e, self.location()) from None
 
     def __getattr__(self, name: str):
+        # reached only when the normal lookup fails: the op's method is then set on the
+        # class, so the next ``ops.<name>`` (a decomposition's inner ops, per call) is a
+        # plain method lookup, not a failed lookup plus a new function
         if name.startswith("_") or name not in REGISTRY:
             raise AttributeError(name)
-        return lambda *args, **kwargs: self.call(name, *args, **kwargs)
+
+        def method(self, *args, **kwargs):
+            return self.call(name, *args, **kwargs)
+        method.__name__ = method.__qualname__ = name
+        setattr(type(self), name, method)
+        return method.__get__(self)
 
     # -- hooks -------------------------------------------------------------
     def autocast_call(self, op: OpDef, args: tuple, kwargs: dict):

@@ -5,11 +5,22 @@ kernel written against an array namespace `xp` (NumPy for the interpreter,
 jax.numpy for the lowering), a VJP rule that emits IR ops through a builder
 (so backward programs are differentiable), and flags the passes read.
 A composite op gives `decomp` instead: a function that emits other ops.
+The facts other layers need about an op are fields of its declaration too:
+its autocast class per device type (tracegrad/amp.py), torch's profiler
+event name (autograd/profiler.py), its cost for the program summary
+(ir/summary.py), its role in fusion (passes/fuse.py and the interpreter's
+blocked regions) and, for a view, how a write through it reaches its parent
+(tracegrad/_views.py): no layer keeps a table keyed by op name.
+They are read when a program is planned or reported, never per op call
+(autocast reads its field only inside an enabled region).
 """
 from __future__ import annotations
 
+import ast
+import enum
+import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from . import types as T
 from .errors import DTypeError, IRError
@@ -49,6 +60,40 @@ class _Linear:
 LINEAR = _Linear()
 
 
+# Autocast classes (torch.autocast's op lists), per device type in `OpDef.autocast`.
+AUTOCAST_LOWER = "lower"      # runs in the region's low-precision dtype (matmul-like ops)
+AUTOCAST_FP32 = "fp32"        # runs in float32 (losses, reductions that lose precision ...)
+AUTOCAST_PROMOTE = "promote"  # floating operands of mixed dtypes run in the widest of them
+AUTOCAST_CLASSES = (AUTOCAST_LOWER, AUTOCAST_FP32, AUTOCAST_PROMOTE)
+AUTOCAST_DEVICES = ("cpu", "cuda")   # "gpu" shares cuda's class (tracegrad/amp.py)
+
+
+class Cost(NamedTuple):
+    """What an op costs in the program summary (ir/summary.py), where its flags do not say.
+
+    ``kind``: the summary's op kind ("matmul", "conv", "pool", "scan", "softmax",
+    "linalg", "reduction"); ``flops``: ``flops(node) -> int``, the estimated
+    floating-point operations from the node's static types and attributes.
+    """
+
+    kind: str
+    flops: Callable
+
+
+class Fusion(enum.Enum):
+    """An op's role in fusion regions (passes/fuse.py; the interpreter runs regions in row
+    blocks, backends/interpreter.py).  None (`OpDef.fusion`): the op never joins a region."""
+
+    ELEMENTWISE = "elementwise"  # joins a region iterating over its output's shape
+    BROADCAST = "broadcast"      # joins one too: broadcasts its input to its ``size`` attribute
+    REDUCE_SUM = "sum"           # closes a region over its input's shape; takes ``dim`` and
+                                 # ``keepdim``; partial results of row blocks add up
+    REDUCE_MAX = "max"           # the same, partial results combine by maximum
+
+
+_DERIVED = object()   # `fusion` not given: ELEMENTWISE for a non-random elementwise op
+
+
 @dataclass(eq=False)
 class OpDef:
     """Declaration of one op.
@@ -74,6 +119,19 @@ class OpDef:
         ref: the torch/jax function whose behaviour this op follows.
         node_name: torch's name of the op's backward node where it is not
             ``<Op>Backward0`` (``real`` -> ``SelectBackward0``).
+        autocast: ``{device type: class}`` inside `tg.autocast` ("cpu", "cuda"; classes
+            AUTOCAST_LOWER / AUTOCAST_FP32 / AUTOCAST_PROMOTE); an op missing for a
+            device type runs in its operands' dtypes there.
+        aten_name: the profiler's event name of the op (torch's aten op it matches);
+            default ``"aten::" + name``.
+        cost: `Cost` for the program summary where the flags do not give it (None:
+            elementwise ops cost numel(out), reductions numel(input), others 0).
+        fusion: `Fusion` role, or None: the op never joins a fusion region; not given,
+            a non-random ELEMENTWISE op is `Fusion.ELEMENTWISE`.
+        view_inverse: for a VIEW op, ``view_inverse(ops, parent, child, **attrs)``: the new
+            value of `parent` after its view ``op(parent)`` took the value `child` (an
+            in-place write through the view, tracegrad/_views.py), written with frontend
+            ops; None: writing through such a view is not supported.
     """
 
     name: str
@@ -90,8 +148,17 @@ class OpDef:
     promote_inputs: tuple[int, ...] | None = None  # which operands promote (None = all)
     jvp: Any = None
     node_name: str = ""
+    autocast: dict = field(default_factory=dict)
+    aten_name: str = ""
+    cost: Cost | None = None
+    fusion: Any = _DERIVED
+    view_inverse: Callable | None = None
 
     def __post_init__(self):
+        self.aten_name = self.aten_name or f"aten::{self.name}"
+        if self.fusion is _DERIVED:
+            self.fusion = (Fusion.ELEMENTWISE if self.flags & ELEMENTWISE
+                           and not self.flags & RANDOM else None)
         # precomputed for the per-op hot path (`bind`, `Frontend.call`)
         self.variadic = len(self.inputs) == 1 and self.inputs[0].startswith("*")
         self.n_inputs = len(self.inputs)
@@ -119,12 +186,15 @@ REGISTRY: dict[str, OpDef] = {}
 
 def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, kernel=None,
           vjp=None, canon=None, flags=0, kernels=None, decomp=None, ref="",
-          promote_inputs=None, jvp=None, node_name="") -> OpDef:
+          promote_inputs=None, jvp=None, node_name="", autocast=None, aten_name="",
+          cost=None, fusion=_DERIVED, view_inverse=None) -> OpDef:
     """Declare and register an op; an incomplete declaration is rejected here."""
     if isinstance(inputs, str):
         inputs = tuple(s.strip() for s in inputs.split(",") if s.strip())
     if name in REGISTRY:
         raise IRError(f"op {name!r} is declared twice")
+    if decomp is not None:
+        raise IRError(f"op {name!r}: a composite op is declared with defcomposite")
     if decomp is None:
         missing = [k for k, v in (("infer", infer), ("kernel", kernel), ("vjp", vjp)) if v is None]
         if missing:
@@ -134,8 +204,15 @@ def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, ker
             jvp is not None and vjp is NONDIFF:
         raise IRError(f"op {name!r}: jvp must be a rule, LINEAR or None (derived from the vjp), "
                       f"and an op without gradient has none; got {jvp!r}")
+    autocast = _checked_facts(name, autocast, cost)
+    if fusion is not _DERIVED and fusion is not None and not isinstance(fusion, Fusion):
+        raise IRError(f"op {name!r}: fusion must be a Fusion or None, got {fusion!r}")
+    if view_inverse is not None and not (callable(view_inverse) and flags & VIEW):
+        raise IRError(f"op {name!r}: view_inverse must be a rule, and only a VIEW op has one")
     op = OpDef(name, inputs, tuple(attrs), infer, kernel, vjp, canon, flags,
-               dict(kernels or {}), decomp, ref, promote_inputs, jvp=jvp, node_name=node_name)
+               dict(kernels or {}), decomp, ref, promote_inputs, jvp=jvp, node_name=node_name,
+               autocast=autocast, aten_name=aten_name, cost=cost, fusion=fusion,
+               view_inverse=view_inverse)
     REGISTRY[name] = op
     return op
 
@@ -155,6 +232,20 @@ def register_kernel(name: str, backend: str, kernel: Callable) -> None:
     op.kernels[backend] = kernel
 
 
+def _checked_facts(name: str, autocast, cost) -> dict:
+    """The autocast classes and cost an op (primitive or composite) declares, checked;
+    returns the autocast map as a new dict."""
+    autocast = dict(autocast or {})
+    bad = {d: c for d, c in autocast.items()
+           if d not in AUTOCAST_DEVICES or c not in AUTOCAST_CLASSES}
+    if bad:
+        raise IRError(f"op {name!r}: autocast maps a device type {AUTOCAST_DEVICES} to a class "
+                      f"{AUTOCAST_CLASSES}; got {bad}")
+    if cost is not None and not (isinstance(cost, Cost) and callable(cost.flops)):
+        raise IRError(f"op {name!r}: cost must be a Cost(kind, flops), got {cost!r}")
+    return autocast
+
+
 def get(name: str) -> OpDef:
     try:
         return REGISTRY[name]
@@ -162,8 +253,12 @@ def get(name: str) -> OpDef:
         raise IRError(f"unknown op {name!r}") from None
 
 
-def bind(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
-    """Split a torch-style call into (tensor operands, attrs) by the op's declaration."""
+def bind(op: OpDef, args: tuple, kwargs: dict, trailing=None) -> tuple[list, dict]:
+    """Split a torch-style call into (tensor operands, attrs) by the op's declaration.
+
+    ``trailing`` (default ``op.attrs``): the ``(name, default)`` pairs matched after the
+    inputs (a composite's `CompositeDef.trailing`, its tensor parameters included)."""
+    declared = op.attrs if trailing is None else trailing
     if not kwargs and len(args) == op.n_inputs and op.default_attrs is not None \
             and not op.variadic:   # the common case: operands only, default attributes
         return list(args), dict(op.default_attrs)
@@ -181,11 +276,11 @@ def bind(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
             if name not in kwargs:
                 raise TypeError(f"{op.name}() missing required argument {name!r}")
             operands.append(kwargs.pop(name))
-    if len(rest) > len(op.attrs):
-        raise TypeError(f"{op.name}() takes at most {len(op.inputs) + len(op.attrs)} "
+    if len(rest) > len(declared):
+        raise TypeError(f"{op.name}() takes at most {len(op.inputs) + len(declared)} "
                         f"arguments ({len(args)} given)")
     attrs = {}
-    for i, (aname, default) in enumerate(op.attrs):
+    for i, (aname, default) in enumerate(declared):
         if i < len(rest):
             if aname in kwargs:
                 raise TypeError(f"{op.name}() got multiple values for argument {aname!r}")
@@ -251,3 +346,196 @@ def check_complex(op: OpDef, types) -> None:
             shown = ", ".join(str(x) for x in types)
             raise DTypeError(f"{op.name}: not supported for complex tensors, got ({shown}); "
                              "docs/ops.md lists the ops that take complex64/complex128")
+
+
+# ---- composite ops: CompositeDef / defcomposite ---------------------------------------------
+# A composite has no kernel, type rule or VJP of its own: its decomposition emits other ops
+# (through the calling frontend, so it works eagerly, traced and inside a Builder), and its
+# gradient is theirs.  Its parameters are declared as a Python parameter list whose
+# annotations say which parameters take tensors; the rest are attributes (plain Python data).
+PARAM_WORDS = frozenset({"Tensor", "Number", "int", "None"})   # words a parameter annotation may use
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a composite op, in call order.
+
+    Attributes:
+        name: the torch argument name (also the keyword the decomposition receives).
+        default: the default value, or ``REQUIRED``.
+        accepts: the annotation's words (``{"Tensor", "None"}`` for ``Tensor | None``);
+            empty for an attribute (plain Python data: ints, tuples, strings, dtypes).
+        variadic: ``*name``: the op takes a list of tensors first (stack, einsum).
+    """
+
+    name: str
+    default: Any = REQUIRED
+    accepts: frozenset = frozenset()
+    variadic: bool = False
+
+    @property
+    def is_tensor(self) -> bool:
+        return "Tensor" in self.accepts
+
+    def __str__(self) -> str:
+        text = ("*" if self.variadic else "") + self.name
+        if self.accepts:
+            text += ": " + " | ".join(w for w in ("Tensor", "Number", "int", "None") if w in self.accepts)
+        if self.default is REQUIRED:
+            return text
+        return f"{text} = {self.default!r}" if self.accepts else f"{text}={self.default!r}"
+
+
+@dataclass(eq=False)
+class CompositeDef(OpDef):
+    """Declaration of a composite op (made by `defcomposite`).
+
+    Besides OpDef's fields (``decomp``, ``ref``, ``flags``, ``node_name``):
+
+    Attributes:
+        params: every parameter in call order (`Param`); tensors and attributes apart.
+        inputs: the leading required tensor parameters, passed positionally to the
+            decomposition (a variadic op: its ``*name``), as a primitive's inputs.
+        attrs: ``(name, default)`` of the attribute parameters only (plain data).
+        tensor_params: names of every parameter that takes a tensor (inputs included).
+        trailing: ``(name, default)`` of the parameters after `inputs`, tensors or not:
+            what `bind` matches positionally after the inputs and passes by keyword.
+    """
+
+    params: tuple = ()
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.trailing = tuple((p.name, p.default) for p in self.params[self.n_inputs:])
+        self.tensor_params = tuple(p.name for p in self.params if p.is_tensor)
+        # `bind`'s shortcut for a call with the inputs only: every other parameter's default
+        self.default_attrs = (None if any(d is REQUIRED for _, d in self.trailing)
+                              else dict(self.trailing))
+
+    @property
+    def signature(self) -> str:
+        """The parameter list as declared, e.g. ``input: Tensor, dim = -1``."""
+        return ", ".join(str(p) for p in self.params)
+
+    def expand(self, ops, args: tuple, kwargs: dict):
+        """Run the decomposition for a torch-style call through frontend `ops`.
+
+        Binds the call (torch's TypeErrors for missing/extra arguments), rejects complex
+        tensors unless the op is flagged COMPLEX, calls
+        ``decomp(ops, *inputs, **other_params)`` and hands the result to
+        ``ops.composite_result`` (which names the eager backward node).
+        """
+        operands, params = bind(self, args, kwargs, self.trailing)
+        if not self.flags & COMPLEX:
+            ops._reject_complex(self, list(operands) + list(params.values()))
+        return ops.composite_result(self, operands, self.decomp(ops, *operands, **params))
+
+
+def _parse_params(name: str, spec: str) -> tuple[Param, ...]:
+    """`Param`s of a Python parameter list such as ``"input: Tensor, dim=-1"``."""
+    def fail(why):
+        return IRError(f"composite {name!r}: parameters {spec!r}: {why}")
+    try:
+        fn = ast.parse(f"def _({spec}): pass").body[0]
+    except SyntaxError as e:
+        raise fail(f"not a Python parameter list ({e.msg})") from None
+    a = fn.args
+    if a.posonlyargs or a.kwarg:
+        raise fail("'/' and '**' are not supported")
+    if a.vararg and a.args:
+        raise fail("a variadic op takes its tensor list first (*tensors: Tensor, attributes...)")
+    named = [(p, None) for p in a.args[:len(a.args) - len(a.defaults)]]
+    named += list(zip(a.args[len(a.args) - len(a.defaults):], a.defaults))
+    named += list(zip(a.kwonlyargs, a.kw_defaults))
+
+    def param(p, default_node, variadic=False):
+        words = set()
+        if p.annotation is not None:
+            words = set(ast.unparse(p.annotation).replace(" ", "").split("|"))
+            if not words <= PARAM_WORDS or "Tensor" not in words:
+                raise fail(f"{p.arg}: an annotation declares a tensor parameter "
+                           f"('Tensor', optionally '| Number', '| int', '| None'), got "
+                           f"{ast.unparse(p.annotation)!r}")
+        default = REQUIRED
+        if default_node is not None:
+            try:
+                default = ast.literal_eval(default_node)
+            except ValueError:
+                raise fail(f"{p.arg}: the default must be a literal, got "
+                           f"{ast.unparse(default_node)!r}") from None
+            if words and not (default is None and "None" in words
+                              or isinstance(default, (bool, int, float, complex))
+                              and "Number" in words):
+                raise fail(f"{p.arg}: a tensor parameter's default must be None (declared "
+                           "'| None') or a number (declared '| Number')")
+        return Param(p.arg, default, frozenset(words), variadic)
+
+    params = [param(a.vararg, None, True)] if a.vararg else []
+    params += [param(p, d) for p, d in named]
+    if a.vararg and not params[0].is_tensor:
+        raise fail(f"*{a.vararg.arg} must be annotated Tensor")
+    return tuple(params)
+
+
+def _check_decomp(name: str, decomp: Callable, params: tuple, n_inputs: int) -> None:
+    """The decomposition accepts ``(ops, *inputs, **other_params)`` with the declared names,
+    and its own defaults agree with the declared ones."""
+    if not callable(decomp):
+        raise IRError(f"composite {name!r}: decomp must be a function, got {decomp!r}")
+    sig = inspect.signature(decomp)
+    # the frontend, then the inputs (a variadic op's list: two tensors, say)
+    positional = [None] * (1 + (2 if params[0].variadic else n_inputs))
+    try:
+        sig.bind(*positional, **{p.name: None for p in params[n_inputs:]})
+    except TypeError as e:
+        raise IRError(f"composite {name!r}: decomp{sig} cannot take the declared parameters "
+                      f"(ops, {', '.join(str(p) for p in params)}): {e}") from None
+    for p in params[n_inputs:]:
+        own = sig.parameters.get(p.name)
+        if own is not None and own.default is not inspect.Parameter.empty \
+                and p.default is not REQUIRED and own.default != p.default:
+            raise IRError(f"composite {name!r}: {p.name} defaults to {p.default!r} in the "
+                          f"declaration but to {own.default!r} in decomp{sig}")
+
+
+def defcomposite(name: str, params: str, decomp: Callable, *, flags=0, ref="",
+                 node_name="", autocast=None, aten_name="", cost=None) -> CompositeDef:
+    """Declare and register a composite op; a declaration that does not fit its
+    decomposition is rejected here.
+
+    Args:
+        name: the op name (torch's function name where there is one).
+        params: a Python parameter list in torch's order and names.  A parameter annotated
+            ``Tensor`` takes a tensor (``Tensor | None``: optional, ``Tensor | Number``: a
+            tensor or a Python number); an unannotated one is an attribute (plain data).
+            Defaults are literals; a parameter without default must be given.  The leading
+            required tensors are the op's inputs; ``*name: Tensor`` first makes it variadic.
+        decomp: ``decomp(ops, *inputs, **other_params)`` emitting other ops through the
+            frontend ``ops`` and returning a value or a tuple of values.
+        flags, ref, node_name, autocast, aten_name, cost: as for `defop` (the facts
+            autocast, the profiler and the program summary read of the composite itself).
+
+    Raises:
+        IRError: a duplicate name, a malformed parameter list, a decomposition whose
+            signature does not take the declared parameters or whose defaults differ,
+            an autocast map or cost that `defop` would refuse.
+    """
+    if name in REGISTRY:
+        raise IRError(f"op {name!r} is declared twice")
+    autocast = _checked_facts(name, autocast, cost)
+    ps = _parse_params(name, params)
+    if ps and ps[0].variadic:
+        n_inputs = 1
+    else:
+        n_inputs = next((i for i, p in enumerate(ps)
+                         if not (p.is_tensor and p.default is REQUIRED)), len(ps))
+    if n_inputs == 0:
+        raise IRError(f"composite {name!r}: it takes no tensor input first ({params!r})")
+    _check_decomp(name, decomp, ps, n_inputs)
+    inputs = tuple(("*" if p.variadic else "") + p.name for p in ps[:n_inputs])
+    attrs = tuple((p.name, p.default) for p in ps if not p.is_tensor)
+    op = CompositeDef(name, inputs, attrs, flags=flags, decomp=decomp, ref=ref,
+                      node_name=node_name, params=ps, autocast=autocast,
+                      aten_name=aten_name, cost=cost)
+    REGISTRY[name] = op
+    return op

@@ -1,19 +1,11 @@
 """What a program costs: ops by kind, estimated FLOPs, fusion regions, saved tensors.
 
 The text and HTML reports of `tracegrad dump` and `tracegrad.ir.dump` are
-built from these records.  The FLOP estimate reads only the op and the
-static types of its inputs and outputs:
+built from these records.  The FLOP estimate reads only the op's declaration
+and the static types of the node's inputs and outputs:
 
-- ``batched_matmul`` ``[..., M, K] @ [..., K, N]``: ``2 * numel(out) * K``
-  (one multiply and one add per term, as XLA's cost analysis counts);
-- ``conv`` with weight ``[O, I/groups, *kernel]``:
-  ``2 * numel(out) * I/groups * prod(kernel)``;
-- ``max_pool``: ``numel(out) * prod(kernel_size)`` comparisons;
-- the linalg ops (solve, inverse, decompositions, det) on ``[..., m, n]``:
-  ``numel(A) * min(m, n)``, the order of an LU/QR factorization;
-- ``linear_scan``, the cumulative ops and the linalg norms: ``2 * numel(input)``;
-- ``softmax`` and ``log_softmax``: ``5 * numel(out)`` (max, subtract, exp, sum,
-  divide);
+- an op declaring a `Cost` (``defop(..., cost=...)``; the rules are in
+  ir/ops/_cost.py: matmul, conv, pools, scans, softmax, linalg) counts by it;
 - elementwise ops (registry flag ``ELEMENTWISE``): ``numel(out)``;
 - reductions (flag ``REDUCTION``): ``numel(input)``;
 - everything else (views, reshapes, copies, indexing, scatter/gather,
@@ -38,59 +30,13 @@ def _numel(v: Value) -> int:
     return math.prod(v.shape)
 
 
-def _matmul(n: Node) -> int:
-    return 2 * _numel(n.outputs[0]) * n.inputs[0].shape[-1]
-
-
-def _conv(n: Node) -> int:
-    return 2 * _numel(n.outputs[0]) * math.prod(n.inputs[1].shape[1:])
-
-
-def _cubic(n: Node) -> int:
-    a = n.inputs[0]
-    m, k = (a.shape[-2], a.shape[-1]) if len(a.shape) >= 2 else (1, 1)
-    return _numel(a) * min(m, k)
-
-
-def _pool(n: Node) -> int:
-    return _numel(n.outputs[0]) * math.prod(n.attrs.get("kernel_size", (1,)))
-
-
-def _scan(n: Node) -> int:
-    return 2 * _numel(n.inputs[-1])
-
-
-def _softmax(n: Node) -> int:
-    return 5 * _numel(n.outputs[0])   # max, subtract, exp, sum, divide (or log and subtract)
-
-
-# ops whose cost the registry flags do not give: (kind, FLOPs)
-_RULES = {
-    "batched_matmul": ("matmul", _matmul),
-    "conv": ("conv", _conv),
-    "max_pool": ("pool", _pool),
-    "linear_scan": ("scan", _scan),
-    "cumsum": ("scan", _scan),
-    "cumprod": ("scan", _scan),
-    "cummax_with_indices": ("scan", _scan),
-    "cummin_with_indices": ("scan", _scan),
-    "softmax": ("softmax", _softmax),
-    "log_softmax": ("softmax", _softmax),
-}
-_RULES.update({op: ("linalg", _cubic) for op in (
-    "batched_solve", "linalg_cholesky", "linalg_det", "linalg_eigh", "linalg_inv", "linalg_qr",
-    "linalg_slogdet", "linalg_solve", "linalg_svd", "linalg_svdvals")})
-_RULES.update({op: ("reduction", _scan) for op in (
-    "linalg_norm", "linalg_vector_norm", "linalg_matrix_norm")})   # square, then sum
-
-
 def op_kind(n: Node) -> str:
     """The op's kind for the summary: matmul, conv, linalg, pool, scan, softmax,
     elementwise, reduction, view, creation, random or data movement."""
-    rule = _RULES.get(n.op)
-    if rule is not None:
-        return rule[0]
-    flags = get(n.op).flags
+    op = get(n.op)
+    if op.cost is not None:
+        return op.cost.kind
+    flags = op.flags
     for flag, kind in ((RANDOM, "random"), (CREATION, "creation"), (ELEMENTWISE, "elementwise"),
                        (REDUCTION, "reduction"), (VIEW, "view")):
         if flags & flag:
@@ -100,9 +46,9 @@ def op_kind(n: Node) -> str:
 
 def node_flops(n: Node) -> int:
     """Estimated floating-point operations of one node (rules in the module docstring)."""
-    rule = _RULES.get(n.op)
-    if rule is not None:
-        return rule[1](n)
+    cost = get(n.op).cost
+    if cost is not None:
+        return cost.flops(n)
     kind = op_kind(n)
     if kind == "elementwise":
         return sum(_numel(o) for o in n.outputs)

@@ -1,8 +1,9 @@
 """Fusion: group chains of elementwise ops into fusion regions.
 
-A node joins the region of the node producing one of its inputs when it is
-elementwise (or an `expand` broadcast) and iterates over the same shape; a
-reduction (`sum`, `amax`) over that shape may close a region.  Values read
+A node joins the region of the node producing one of its inputs when its op
+declares a fusion role (`OpDef.fusion`: elementwise, or a broadcast) and it
+iterates over the same shape; a reduction role (sum, amax) over that shape
+may close a region.  Values read
 only inside their region (its interior) then never need to exist as whole
 arrays.  Regions are marked on the nodes
 (``node.region``; ``{fusion=N}`` in the IR text).
@@ -17,7 +18,7 @@ import heapq
 from dataclasses import dataclass
 
 from tracegrad.ir.graph import Graph, Node
-from tracegrad.ir.registry import ELEMENTWISE, RANDOM, REDUCTION, get
+from tracegrad.ir.registry import Fusion, get
 
 
 @dataclass(frozen=True)
@@ -26,17 +27,13 @@ class FuseReport:
     fused_nodes: int
 
 
+_KIND = {Fusion.ELEMENTWISE: "ew", Fusion.BROADCAST: "bcast", Fusion.REDUCE_SUM: "reduce",
+         Fusion.REDUCE_MAX: "reduce", None: None}
+
+
 def _kind(n: Node) -> str | None:
-    flags = get(n.op).flags
-    if flags & RANDOM:
-        return None
-    if flags & ELEMENTWISE and n.op != "checkpoint_name":
-        return "ew"
-    if n.op == "expand":
-        return "bcast"
-    if flags & REDUCTION and n.op in ("sum", "amax"):
-        return "reduce"
-    return None
+    """How the node takes part in a region: "ew", "bcast", "reduce" or None (never)."""
+    return _KIND[get(n.op).fusion]
 
 
 def _region_shape(n: Node) -> tuple:

@@ -187,6 +187,8 @@ def render(suite: ModuleType) -> str:
         lines += [f"## {title} (`tests/opdb/{module}.py`)", "", header, rule]
         skipped: list = []
         for info in ops:
+            if info.exercised_by:    # no samples: listed under "Ops no user call runs alone"
+                continue
             lines.append(_row(suite, info, skipped))
             text = " ".join(t for t in (info.notes, info.note) if t)
             if text:
@@ -207,9 +209,12 @@ def render(suite: ModuleType) -> str:
     if xfails:
         lines += ["## Known failures", "", "Samples that run as strict xfail (a reported bug).",
                   ""] + xfails + [""]
-    if suite.NOT_IN_OPDB:
-        lines += ["## Registry ops without an entry", ""]
-        lines += [f"- `{k}`: {v}" for k, v in sorted(suite.NOT_IN_OPDB.items())]
+    elsewhere = sorted((i.name, i.exercised_by) for i in suite.OPS if i.exercised_by)
+    if elsewhere:
+        lines += ["## Ops no user call runs alone", "",
+                  "Their entries have no samples (`OpInfo.exercised_by`): why, and the tests "
+                  "that run them.", ""]
+        lines += [f"- `{k}`: {v}" for k, v in elsewhere]
         lines.append("")
     return "\n".join(lines)
 

@@ -5,7 +5,9 @@ cross_entropy ...) run their registry decomposition on tensors.
 """
 from __future__ import annotations
 
-from tracegrad.ir.registry import INTERNAL, REGISTRY
+import inspect
+
+from tracegrad.ir.registry import INTERNAL, REGISTRY, CompositeDef
 
 from .dispatch.frontend import EAGER
 
@@ -14,8 +16,12 @@ def _make(name: str, op):
     def fn(*args, **kwargs):
         return EAGER.call(name, *args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
-    params = ", ".join(list(op.inputs) + [f"{a}={d!r}" for a, d in op.attrs])
-    fn.__doc__ = f"{name}({params})\n\nFollows {op.ref or name}; see the op registry for its rules."
+    params = (op.signature if isinstance(op, CompositeDef)
+              else ", ".join(list(op.inputs) + [f"{a}={d!r}" for a, d in op.attrs]))
+    # a composite's decomposition documents the op where it has a docstring (isclose ...)
+    about = (inspect.getdoc(op.decomp) if isinstance(op, CompositeDef) else None) or \
+        f"Follows {op.ref or name}; see the op registry for its rules."
+    fn.__doc__ = f"{name}({params})\n\n{about}"
     return fn
 
 

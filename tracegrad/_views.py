@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import weakref
 
-from tracegrad.ir.types import bool_
+from tracegrad.ir.registry import get
 
-from . import _ops
 from .dispatch.frontend import EAGER
 from .dispatch.grad_mode import enable_grad, no_grad
 from .dispatch.hooks import HOOKS
@@ -43,44 +42,16 @@ def replay(base: Tensor, chain: tuple) -> Tensor:
     return out
 
 
-def _slice_scatter(parent: Tensor, child: Tensor, starts, stops, steps) -> Tensor:
-    placed = _ops.slice_backward(child, parent.shape, starts, stops, steps)
-    mask = _ops.slice_backward(_ops.full(child.shape, True, bool_), parent.shape,
-                               starts, stops, steps)
-    return _ops.where(mask, placed, parent)
-
-
 def _inverse(op: str, attrs: dict, parent: Tensor, child: Tensor) -> Tensor:
-    """The new value of `parent` after its view `op(parent)` took the value `child`."""
+    """The new value of `parent` after its view `op(parent)` took the value `child`: the
+    op's declared `OpDef.view_inverse`, run on tensors."""
     if op == "alias":
         return Tensor(child._data)   # writes through detach()/.data carry no history
-    if op == "reshape":
-        return _ops.reshape(child, parent.shape)
-    if op == "permute":
-        inverse = [0] * len(attrs["dims"])
-        for i, d in enumerate(attrs["dims"]):
-            inverse[d] = i
-        return _ops.permute(child, tuple(inverse))
-    if op == "slice":
-        return _slice_scatter(parent, child, attrs["starts"], attrs["stops"], attrs["steps"])
-    if op == "diagonal":
-        return _ops.diagonal_scatter(parent, child, **attrs)
-    if op == "real":   # the new real part with the old imaginary part (a real parent: itself)
-        return _ops.complex(child, _ops.imag(parent)) if parent.dtype.is_complex else child
-    if op == "imag":
-        return _ops.complex(_ops.real(parent), child)
-    if op == "conj":
-        return _ops.conj(child)
-    if op == "view_as_real":
-        return _ops.view_as_complex(child)
-    if op == "view_as_complex":
-        return _ops.view_as_real(child)
-    if op == "expand":
-        raise RuntimeError("unsupported operation: more than one element of the written-to "
-                           "tensor refers to a single memory location (an expanded view). "
-                           "Please clone() the tensor before performing the operation.")
-    raise NotImplementedError(f"in-place update of a view made by {op!r} is not supported; "
-                              "clone() the view first")
+    rule = get(op).view_inverse
+    if rule is None:
+        raise NotImplementedError(f"in-place update of a view made by {op!r} is not supported; "
+                                  "clone() the view first")
+    return rule(EAGER, parent, child, **attrs)
 
 
 def write_through(view: Tensor, value: Tensor) -> Tensor:

@@ -4,8 +4,9 @@
         loss = F.cross_entropy(model(x), y)   # linear in bfloat16, the loss in float32
     loss.backward()                          # float32 .grad for the float32 weights
 
-Inside the region an op in `POLICY`'s table for the device type casts its
-floating-point tensor arguments before running:
+Inside the region an op whose declaration gives it an autocast class for the
+device type (``defop(..., autocast={"cpu": ..., "cuda": ...})``, `OpDef.autocast`)
+casts its floating-point tensor arguments before running:
 
 - ``lower``: matmul-like ops (linear, matmul, conv, bmm, einsum ...) run in
   the autocast dtype (bfloat16 or float16);
@@ -15,9 +16,9 @@ floating-point tensor arguments before running:
 - ``promote``: ops that need one dtype (cat, stack, addcmul ...) run in the
   widest floating dtype of their arguments.
 
-float64 arguments are never cast, as in torch.  The tables are torch 2.13's
-CPU and CUDA autocast lists restricted to the ops tracegrad has (the CPU one
-checked op by op against torch).  A cast is an ordinary recorded `convert`
+float64 arguments are never cast, as in torch.  The declared classes are
+torch 2.13's CPU and CUDA autocast lists restricted to the ops tracegrad has
+(the CPU one checked op by op against torch).  A cast is an ordinary recorded `convert`
 op: eagerly it is on the tape, inside `tg.compile` it is a node of the
 program, and its VJP casts the gradient back, so float32 master weights get
 float32 ``.grad``.  Autocast applies to the op the user calls: a composite op
@@ -29,7 +30,7 @@ so call ``backward()`` inside the region or after it.  torch caches the cast
 of each weight within a region; here each use emits its own cast (XLA merges
 the duplicates in compiled steps).
 
-``device_type`` chooses the table ("cpu", or "cuda"/"gpu", which share one);
+``device_type`` chooses the class ("cpu", or "cuda"/"gpu", which share one);
 it does not move data: eager tensors are NumPy arrays and compiled programs
 run on jax's default device.
 """
@@ -40,39 +41,13 @@ import threading
 import warnings
 
 from tracegrad.ir import types as T
+from tracegrad.ir.registry import AUTOCAST_FP32, AUTOCAST_LOWER, CompositeDef
 
 from .dispatch.frontend import TensorFrontend
 from .dispatch.hooks import register
 
-_CPU_LOWER = frozenset({
-    "matmul", "mm", "bmm", "linear", "conv1d", "conv2d", "conv_transpose2d", "einsum",
-    "tensordot", "scaled_dot_product_attention"})
-_CPU_FP32 = frozenset({
-    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
-    "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits", "prod",
-    "linalg_inv", "linalg_cholesky", "linalg_solve", "batched_solve"})
-_CPU_PROMOTE = frozenset({"cat", "stack", "index_put", "scatter_add"})
-
-_CUDA_LOWER = frozenset({
-    "matmul", "mm", "bmm", "mv", "linear", "conv1d", "conv2d", "conv_transpose2d", "einsum",
-    "scaled_dot_product_attention"})
-_CUDA_FP32 = frozenset({
-    "acos", "asin", "cosh", "sinh", "tan", "erfinv", "exp", "expm1", "log", "log10", "log1p",
-    "log2", "pow", "reciprocal", "rsqrt", "softplus", "softmax", "log_softmax", "layer_norm",
-    "group_norm", "norm", "normalize", "cosine_similarity", "cumsum", "cumprod", "prod", "sum",
-    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "kl_div",
-    "binary_cross_entropy_with_logits"})
-_CUDA_PROMOTE = frozenset({"addcmul", "addcdiv", "atan2", "dot", "index_put", "scatter_add",
-                           "tensordot", "cat", "stack"})
-
-# device type -> op name -> "lower" | "fp32" | "promote"; the one table of the policy
-POLICY: dict[str, dict[str, str]] = {}
-for _dev, (_lower, _fp32, _promote) in {"cpu": (_CPU_LOWER, _CPU_FP32, _CPU_PROMOTE),
-                                       "cuda": (_CUDA_LOWER, _CUDA_FP32, _CUDA_PROMOTE)}.items():
-    POLICY[_dev] = {**{n: "promote" for n in _promote}, **{n: "fp32" for n in _fp32},
-                    **{n: "lower" for n in _lower}}
-POLICY["gpu"] = POLICY["cuda"]
-
+# device types -> the `OpDef.autocast` key whose classes apply ("gpu" is torch's CUDA list)
+_CLASS_KEY = {"cpu": "cpu", "cuda": "cuda", "gpu": "cuda"}
 _DEFAULT_DTYPE = {"cpu": T.bfloat16, "cuda": T.float16, "gpu": T.float16}
 
 
@@ -101,8 +76,8 @@ class autocast:
     """Run ops in mixed precision inside the region (context manager or decorator).
 
     Args:
-        device_type: "cpu", "cuda" or "gpu": which op table applies (see the module
-            docstring); "cuda" and "gpu" share torch's CUDA table.
+        device_type: "cpu", "cuda" or "gpu": which of the ops' declared autocast classes
+            apply (see the module docstring); "cuda" and "gpu" share torch's CUDA list.
         dtype: the low-precision dtype, `tg.bfloat16` or `tg.float16`; default
             bfloat16 for "cpu", float16 for "cuda"/"gpu".
         enabled: False turns autocast off inside the region (also inside an enabled one).
@@ -117,8 +92,8 @@ class autocast:
 
     def __init__(self, device_type: str = "cpu", dtype: T.DType | None = None,
                  enabled: bool = True, cache_enabled: bool | None = None):
-        if device_type not in POLICY:
-            raise ValueError(f"tg.autocast: device_type must be one of {sorted(POLICY)}, "
+        if device_type not in _CLASS_KEY:
+            raise ValueError(f"tg.autocast: device_type must be one of {sorted(_CLASS_KEY)}, "
                              f"got {device_type!r}")
         if dtype is None:
             dtype = _DEFAULT_DTYPE[device_type]
@@ -129,8 +104,7 @@ class autocast:
         self.device_type = device_type
         self.fast_dtype = dtype
         self.enabled = bool(enabled)
-        self.table = POLICY[device_type]
-        self.table_name = "cuda" if device_type == "gpu" else device_type
+        self.table_name = _CLASS_KEY[device_type]   # the key of `OpDef.autocast`
         self._saved = []
 
     def __enter__(self):
@@ -172,20 +146,21 @@ def get_autocast_dtype(device_type: str = "cpu") -> T.DType:
 
 
 def call(frontend, op, args: tuple, kwargs: dict):
-    """`frontend.call(op.name, ...)` under the current region: None for a primitive op not in
-    the table (the caller goes on as usual), else its result with the arguments cast as the
-    table says and autocast off for the op's own decomposition."""
+    """`frontend.call(op.name, ...)` under the current region: None for a primitive op
+    without an autocast class for the region's device type (the caller goes on as usual),
+    else its result with the arguments cast as the class says and autocast off for the op's
+    own decomposition."""
     region = _local.region
     if region is None:       # off on this thread, or inside a decomposition
         return None
-    rule = region.table.get(op.name)
+    rule = op.autocast.get(region.table_name)
     if rule is None:
-        if op.decomp is None:
+        if not isinstance(op, CompositeDef):   # a primitive without a class: as usual
             return None
         target = None
-    elif rule == "lower":
+    elif rule == AUTOCAST_LOWER:
         target = region.fast_dtype
-    elif rule == "fp32":
+    elif rule == AUTOCAST_FP32:
         target = T.float32
     else:
         target = _widest(frontend, args, kwargs)

@@ -8,19 +8,19 @@ import numpy as np
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError
-from ..registry import CHEAP, COMPLEX, ELEMENTWISE, INTERNAL, NONDIFF, PROMOTE, TO_FLOAT, defop
+from ..registry import (AUTOCAST_FP32, AUTOCAST_PROMOTE, CHEAP, COMPLEX, ELEMENTWISE, INTERNAL,
+                        LINEAR, NONDIFF, PROMOTE, TO_FLOAT, defcomposite, defop)
 from ._common import broadcast_infer, div_conj, mul_conj, require_float
 from ._common import tangent_sum, tmul
-from ..registry import LINEAR
 from .unary import check_operand, require_integral, scalar
 
 EW = ELEMENTWISE | CHEAP | PROMOTE
 CEW = EW | COMPLEX   # also for complex64/complex128 (VJPs conjugate, torch's convention)
 
 
-def _binary(name, kernel, vjp, flags=EW, ref=None, infer=None, jvp=None):
+def _binary(name, kernel, vjp, flags=EW, ref=None, infer=None, jvp=None, **kw):
     return defop(name, "input, other", infer=infer or broadcast_infer(name), kernel=kernel,
-                 vjp=vjp, flags=flags, ref=ref or f"torch.{name}", jvp=jvp)
+                 vjp=vjp, flags=flags, ref=ref or f"torch.{name}", jvp=jvp, **kw)
 
 
 def _checked(check, name, out_dtype=None):
@@ -70,7 +70,8 @@ def _pow_vjp(b, ct, x, y, out):
     return [dx, dy]
 
 
-_binary("pow", lambda xp, x, y: xp.power(x, y), _pow_vjp, flags=CEW)
+_binary("pow", lambda xp, x, y: xp.power(x, y), _pow_vjp, flags=CEW,
+        autocast={"cuda": AUTOCAST_FP32})
 
 
 def _minmax_vjp(strict_cmp):
@@ -128,7 +129,8 @@ def _atan2_vjp(b, ct, x, y, out):
     return [b.mul(s, y), b.neg(b.mul(s, x))]
 
 
-_binary("atan2", lambda xp, x, y: xp.arctan2(x, y), _atan2_vjp, flags=EW | TO_FLOAT)
+_binary("atan2", lambda xp, x, y: xp.arctan2(x, y), _atan2_vjp, flags=EW | TO_FLOAT,
+        autocast={"cuda": AUTOCAST_PROMOTE})
 
 
 def _int_mod(name):
@@ -229,11 +231,13 @@ def _clamp(ops, input, min=None, max=None, *, name="clamp"):
     return ops.clamp_range(input, min, max)
 
 
-defop("clamp", "input", attrs=(("min", None), ("max", None)), decomp=_clamp, ref="torch.clamp",
-      node_name="ClampBackward1")
-defop("clip", "input", attrs=(("min", None), ("max", None)), ref="torch.clip (alias of clamp)",
-      decomp=lambda ops, input, **bounds: _clamp(ops, input, **bounds, name="clip"),
-      node_name="ClampBackward1")
+defcomposite("clamp",
+             "input: Tensor, min: Tensor | Number | None = None, max: Tensor | Number | None = None",
+             _clamp, ref="torch.clamp", node_name="ClampBackward1")
+defcomposite("clip",
+             "input: Tensor, min: Tensor | Number | None = None, max: Tensor | Number | None = None",
+             lambda ops, input, **bounds: _clamp(ops, input, **bounds, name="clip"),
+             ref="torch.clip (alias of clamp)", node_name="ClampBackward1")
 
 
 # ---- lerp, addcmul, addcdiv ---------------------------------------------------------------------
@@ -259,7 +263,8 @@ def _lerp(ops, input, end, weight):
     return ops.add(input, ops.mul(weight, ops.sub(end, input)))
 
 
-defop("lerp", "input, end, weight", decomp=_lerp, ref="torch.lerp", flags=COMPLEX)
+defcomposite("lerp", "input: Tensor, end: Tensor, weight: Tensor", _lerp, ref="torch.lerp",
+             flags=COMPLEX)
 
 
 def _pointwise_operands(ops, name, input, tensor1, tensor2):
@@ -299,7 +304,9 @@ def _addcdiv(ops, input, tensor1, tensor2, value=1):
     return ops.add(x, _scaled(ops, "addcdiv", ops.div(t1, t2), value, dtype))
 
 
-defop("addcmul", "input, tensor1, tensor2", attrs=(("value", 1),), decomp=_addcmul,
-      ref="torch.addcmul", flags=COMPLEX)
-defop("addcdiv", "input, tensor1, tensor2", attrs=(("value", 1),), decomp=_addcdiv,
-      ref="torch.addcdiv", flags=COMPLEX)
+defcomposite("addcmul", "input: Tensor, tensor1: Tensor, tensor2: Tensor, value=1", _addcmul,
+             ref="torch.addcmul", flags=COMPLEX,
+             autocast={"cuda": AUTOCAST_PROMOTE})
+defcomposite("addcdiv", "input: Tensor, tensor1: Tensor, tensor2: Tensor, value=1", _addcdiv,
+             ref="torch.addcdiv", flags=COMPLEX,
+             autocast={"cuda": AUTOCAST_PROMOTE})

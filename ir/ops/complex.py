@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import CHEAP, COMPLEX, ELEMENTWISE, LINEAR, TO_FLOAT, VIEW, defop
+from ..registry import CHEAP, COMPLEX, ELEMENTWISE, LINEAR, TO_FLOAT, VIEW, defcomposite, defop
 from ._common import broadcast_infer, same_as_first
 from .unary import check_operand
 
@@ -55,6 +55,12 @@ def _zeros(b, like):
     return b.full(like.shape, 0, like.dtype)
 
 
+def _real_inverse(ops, parent, child):
+    """A write through z.real: the new real part with the old imaginary part (a real parent,
+    whose .real is itself: the new value)."""
+    return ops.complex(child, ops.imag(parent)) if ops.type_of(parent).dtype.is_complex else child
+
+
 def _conj_vjp(b, ct, x, out):
     return [b.conj(ct) if ct.dtype.is_complex else ct]
 
@@ -63,7 +69,8 @@ def _conj_vjp(b, ct, x, out):
 # tensor Tensor.conj() returns the tensor itself)
 defop("conj", "input", infer=same_as_first, flags=EW | VIEW,
       ref="torch.conj (a view; its values conjugated eagerly, no conjugate bit)",
-      kernel=lambda xp, x: xp.conj(x), vjp=_conj_vjp)
+      kernel=lambda xp, x: xp.conj(x), vjp=_conj_vjp,
+      view_inverse=lambda ops, parent, child: ops.conj(child))
 defop("conj_physical", "input", infer=same_as_first, flags=EW, ref="torch.conj_physical",
       kernel=lambda xp, x: xp.conj(x), vjp=_conj_vjp)
 
@@ -71,12 +78,14 @@ defop("conj_physical", "input", infer=same_as_first, flags=EW, ref="torch.conj_p
 # backward node of real and imag SelectBackward0 (its real is select(view_as_real(z), -1, 0))
 defop("real", "input", infer=_real_infer, flags=EW | VIEW, ref="torch.real (a view)",
       kernel=lambda xp, x: xp.real(x), node_name="SelectBackward0",
-      vjp=lambda b, ct, x, out: [b.complex(ct, _zeros(b, ct)) if x.dtype.is_complex else ct])
+      vjp=lambda b, ct, x, out: [b.complex(ct, _zeros(b, ct)) if x.dtype.is_complex else ct],
+      view_inverse=_real_inverse)
 
 # imag: d/dz = 1/(2i), d/d(conj z) = -1/(2i), so g gives i g
 defop("imag", "input", infer=_imag_infer, flags=EW | VIEW, ref="torch.imag (a view)",
       kernel=lambda xp, x: xp.imag(x), node_name="SelectBackward0",
-      vjp=lambda b, ct, x, out: [b.complex(_zeros(b, ct), ct)])
+      vjp=lambda b, ct, x, out: [b.complex(_zeros(b, ct), ct)],
+      view_inverse=lambda ops, parent, child: ops.complex(ops.real(parent), child))
 
 
 def _angle_kernel(xp, x):
@@ -158,7 +167,8 @@ def _polar(ops, abs, angle):
     return ops.complex(ops.mul(abs, ops.cos(angle)), ops.mul(abs, ops.sin(angle)))
 
 
-defop("polar", "abs, angle", decomp=_polar, ref="torch.polar (abs * (cos angle + i sin angle))")
+defcomposite("polar", "abs: Tensor, angle: Tensor", _polar,
+             ref="torch.polar (abs * (cos angle + i sin angle))")
 
 
 def _view_as_real_infer(types, **_):
@@ -183,9 +193,11 @@ def _view_as_complex_infer(types, **_):
 defop("view_as_real", "input", infer=_view_as_real_infer, flags=VIEW | CHEAP | COMPLEX,
       ref="torch.view_as_real (a view: (..., 2) real and imaginary parts)",
       kernel=lambda xp, x: xp.stack([xp.real(x), xp.imag(x)], axis=-1),
-      vjp=lambda b, ct, x, out: [b.view_as_complex(ct)], jvp=LINEAR)
+      vjp=lambda b, ct, x, out: [b.view_as_complex(ct)], jvp=LINEAR,
+      view_inverse=lambda ops, parent, child: ops.view_as_complex(child))
 defop("view_as_complex", "input", infer=_view_as_complex_infer, flags=VIEW | CHEAP,
       ref="torch.view_as_complex (a view: last dim of size 2 -> complex)",
       kernel=lambda xp, x: _complex_kernel_np(xp, x[..., 0], x[..., 1]),
       kernels={"jax": lambda xp, x: _complex_kernel_jax(xp, x[..., 0], x[..., 1])},
-      vjp=lambda b, ct, x, out: [b.view_as_real(ct)], jvp=LINEAR)
+      vjp=lambda b, ct, x, out: [b.view_as_real(ct)], jvp=LINEAR,
+      view_inverse=lambda ops, parent, child: ops.view_as_real(child))

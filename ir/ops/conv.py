@@ -21,8 +21,9 @@ import numpy as np
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
-from ..registry import COMPLEX, INTERNAL, REQUIRED, defop
+from ..registry import AUTOCAST_LOWER, COMPLEX, INTERNAL, REQUIRED, defcomposite, defop
 from ._common import bilinear_jvp, conj_if_complex
+from ._cost import CONV, POOL
 
 
 def _dilated(size: int, factor: int) -> int:
@@ -169,7 +170,8 @@ defop("conv", "input, weight",
              ("lhs_dilation", REQUIRED), ("groups", 1)),
       infer=_conv_infer, kernel=_conv_numpy, kernels={"jax": _conv_jax}, vjp=_conv_vjp,
       flags=INTERNAL | COMPLEX, ref="jax.lax.conv_general_dilated (NCHW, OIHW); torch.convolution",
-      jvp=bilinear_jvp("conv"))
+      jvp=bilinear_jvp("conv"),
+      aten_name="aten::convolution", cost=CONV)
 
 
 # ---- max_pool -------------------------------------------------------------------------------
@@ -219,7 +221,8 @@ defop("max_pool", "input",
       attrs=(("kernel_size", REQUIRED), ("stride", REQUIRED), ("padding", REQUIRED),
              ("dilation", REQUIRED)),
       infer=_max_pool_infer, kernel=_max_pool_kernel, vjp=_max_pool_vjp, flags=INTERNAL,
-      ref="torch.nn.functional.max_pool2d(return_indices=True); jax.lax.reduce_window")
+      ref="torch.nn.functional.max_pool2d(return_indices=True); jax.lax.reduce_window",
+      cost=POOL)
 
 
 # ---- argument normalization shared by the decompositions --------------------------------------
@@ -318,14 +321,18 @@ def _conv_decomp(nd: int, name: str):
     return decomp
 
 
-defop("conv1d", "input, weight",
-      attrs=(("bias", None), ("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1)),
-      decomp=_conv_decomp(1, "conv1d"), ref="torch.nn.functional.conv1d", flags=COMPLEX,
-      node_name="ConvolutionBackward0")
-defop("conv2d", "input, weight",
-      attrs=(("bias", None), ("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1)),
-      decomp=_conv_decomp(2, "conv2d"), ref="torch.nn.functional.conv2d", flags=COMPLEX,
-      node_name="ConvolutionBackward0")
+defcomposite("conv1d",
+             "input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, "
+             "dilation=1, groups=1",
+             _conv_decomp(1, "conv1d"), ref="torch.nn.functional.conv1d", flags=COMPLEX,
+             node_name="ConvolutionBackward0",
+             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
+defcomposite("conv2d",
+             "input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, "
+             "dilation=1, groups=1",
+             _conv_decomp(2, "conv2d"), ref="torch.nn.functional.conv2d", flags=COMPLEX,
+             node_name="ConvolutionBackward0",
+             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
 
 
 def _conv_transpose_decomp(nd: int, name: str):
@@ -361,12 +368,13 @@ def _conv_transpose_decomp(nd: int, name: str):
     return decomp
 
 
-defop("conv_transpose2d", "input, weight",
-      attrs=(("bias", None), ("stride", 1), ("padding", 0), ("output_padding", 0), ("groups", 1),
-             ("dilation", 1)),
-      decomp=_conv_transpose_decomp(2, "conv_transpose2d"),
-      ref="torch.nn.functional.conv_transpose2d", flags=COMPLEX,
-      node_name="ConvolutionBackward0")
+defcomposite("conv_transpose2d",
+             "input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, "
+             "output_padding=0, groups=1, dilation=1",
+             _conv_transpose_decomp(2, "conv_transpose2d"),
+             ref="torch.nn.functional.conv_transpose2d", flags=COMPLEX,
+             node_name="ConvolutionBackward0",
+             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
 
 
 # ---- pooling --------------------------------------------------------------------------------
@@ -410,11 +418,11 @@ def _max_pool2d(ops, input, kernel_size, stride=None, padding=0, dilation=1, cei
     return (values, indices) if return_indices else values
 
 
-defop("max_pool2d", "input",
-      attrs=(("kernel_size", REQUIRED), ("stride", None), ("padding", 0), ("dilation", 1),
-             ("ceil_mode", False), ("return_indices", False)),
-      decomp=_max_pool2d, ref="torch.nn.functional.max_pool2d (ties: the first maximum)",
-      node_name="MaxPool2DWithIndicesBackward0")
+defcomposite("max_pool2d",
+             "input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, "
+             "return_indices=False",
+             _max_pool2d, ref="torch.nn.functional.max_pool2d (ties: the first maximum)",
+             node_name="MaxPool2DWithIndicesBackward0")
 
 
 def _avg_pool2d(ops, input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -450,11 +458,10 @@ def _avg_pool2d(ops, input, kernel_size, stride=None, padding=0, ceil_mode=False
     return ops.squeeze(out, 0) if unbatched else out
 
 
-defop("avg_pool2d", "input",
-      attrs=(("kernel_size", REQUIRED), ("stride", None), ("padding", 0), ("ceil_mode", False),
-             ("count_include_pad", True), ("divisor_override", None)),
-      decomp=_avg_pool2d, ref="torch.nn.functional.avg_pool2d",
-      node_name="AvgPool2DBackward0")
+defcomposite("avg_pool2d",
+             "input: Tensor, kernel_size, stride=None, padding=0, ceil_mode=False, "
+             "count_include_pad=True, divisor_override=None",
+             _avg_pool2d, ref="torch.nn.functional.avg_pool2d", node_name="AvgPool2DBackward0")
 
 
 def _adaptive_avg_pool2d(ops, input, output_size):
@@ -491,6 +498,5 @@ def _adaptive_avg_pool2d(ops, input, output_size):
     return ops.squeeze(x, 0) if unbatched else x
 
 
-defop("adaptive_avg_pool2d", "input", attrs=(("output_size", REQUIRED),),
-      decomp=_adaptive_avg_pool2d, ref="torch.nn.functional.adaptive_avg_pool2d",
-      node_name="AdaptiveAvgPool2DBackward0")
+defcomposite("adaptive_avg_pool2d", "input: Tensor, output_size", _adaptive_avg_pool2d,
+             ref="torch.nn.functional.adaptive_avg_pool2d", node_name="AdaptiveAvgPool2DBackward0")

@@ -15,7 +15,8 @@ import numpy as np
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
-from ..registry import COMPLEX, INTERNAL, LINEAR, NONDIFF, REQUIRED, defop
+from ..registry import (AUTOCAST_PROMOTE, COMPLEX, INTERNAL, LINEAR, NONDIFF, REQUIRED,
+                        defcomposite, defop)
 from ._common import norm_dim
 
 
@@ -142,7 +143,8 @@ defop("index_take", "input, index", attrs=(("dim", 0),),
       canon=lambda types, *, dim: {"dim": norm_dim("index_take", dim, types[0].ndim)},
       infer=_take_infer, ref="torch.index_select / x[idx] (numpy.take)",
       kernel=lambda xp, x, idx, *, dim: xp.take(x, idx, axis=dim),
-      vjp=_take_vjp, flags=INTERNAL | COMPLEX, jvp=LINEAR)
+      vjp=_take_vjp, flags=INTERNAL | COMPLEX, jvp=LINEAR,
+      aten_name="aten::index")
 
 
 defop("index_take_backward", "grad, index", attrs=(("shape", None), ("dim", 0)),
@@ -178,7 +180,8 @@ defop("index_put", "input, index, values", attrs=(("dim", 0), ("accumulate", Fal
       infer=_put_infer, flags=INTERNAL | COMPLEX, vjp=_put_vjp,
       ref="torch.index_put (one index, one dim)",
       kernel=lambda xp, x, idx, v, *, dim, accumulate: write_at(
-          xp, x, (slice(None),) * dim + (idx,), v, accumulate), jvp=LINEAR)
+          xp, x, (slice(None),) * dim + (idx,), v, accumulate), jvp=LINEAR,
+      autocast={"cpu": AUTOCAST_PROMOTE, "cuda": AUTOCAST_PROMOTE})
 
 
 # ---- index_select / index_add ------------------------------------------------------------
@@ -206,8 +209,8 @@ def _index_select(ops, x, dim, index):
     return ops.index_take(x, index, d)
 
 
-defop("index_select", "input", attrs=(("dim", REQUIRED), ("index", REQUIRED)),
-      decomp=_index_select, ref="torch.index_select", flags=COMPLEX)
+defcomposite("index_select", "input: Tensor, dim, index: Tensor", _index_select,
+             ref="torch.index_select", flags=COMPLEX)
 
 
 def _index_add(ops, x, dim, index, source, alpha=1):
@@ -232,9 +235,8 @@ def _index_add(ops, x, dim, index, source, alpha=1):
     return ops.index_put(x, index, source, d, True)
 
 
-defop("index_add", "input", attrs=(("dim", REQUIRED), ("index", REQUIRED),
-                                   ("source", REQUIRED), ("alpha", 1)),
-      decomp=_index_add, ref="torch.index_add", flags=COMPLEX)
+defcomposite("index_add", "input: Tensor, dim, index: Tensor, source: Tensor, alpha=1", _index_add,
+             ref="torch.index_add", flags=COMPLEX)
 
 
 # ---- masked_fill -----------------------------------------------------------------------
@@ -261,5 +263,5 @@ def _masked_fill(ops, x, mask, value):
     return ops.where(mask, value, x)
 
 
-defop("masked_fill", "input, mask", attrs=(("value", None),), decomp=_masked_fill,
-      ref="torch.masked_fill", flags=COMPLEX)
+defcomposite("masked_fill", "input: Tensor, mask: Tensor, value: Tensor | Number | None = None",
+             _masked_fill, ref="torch.masked_fill", flags=COMPLEX)

@@ -13,9 +13,9 @@ import math
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
-from ..registry import (CHEAP, COMPLEX, INTERNAL, NONDIFF, REDUCTION, REQUIRED, TO_FLOAT,
-                        defop)
-from ..registry import LINEAR
+from ..registry import (AUTOCAST_FP32, CHEAP, COMPLEX, INTERNAL, LINEAR, NONDIFF, REDUCTION,
+                        REQUIRED, TO_FLOAT, Fusion, defcomposite, defop)
+from ._cost import SCAN
 from ._common import (canon_reduce, conj_if_complex, fmt_types, mul_conj, norm_dim, norm_dims,
                       reduce_shape)
 from .sort import RETURN_TYPES, scatter_values
@@ -57,7 +57,8 @@ def _sum_kernel(xp, x, *, dim, keepdim):
 
 defop("sum", "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce("sum"),
       infer=_sum_infer, kernel=_sum_kernel, flags=RED | COMPLEX, ref="torch.sum",
-      vjp=lambda b, ct, x, out, *, dim, keepdim: [_unreduce(b, ct, x, dim, keepdim)], jvp=LINEAR)
+      vjp=lambda b, ct, x, out, *, dim, keepdim: [_unreduce(b, ct, x, dim, keepdim)], jvp=LINEAR,
+      fusion=Fusion.REDUCE_SUM, autocast={"cuda": AUTOCAST_FP32})
 
 
 # ---- prod ---------------------------------------------------------------------
@@ -91,7 +92,8 @@ defop("prod", "input", attrs=(("dim", None), ("keepdim", False), ("dtype", None)
           reduce_shape(types[0].shape, dim, keepdim), _accumulate_dtype(types[0], dtype)),
       kernel=lambda xp, x, *, dim, keepdim, dtype: xp.prod(
           x, axis=dim, keepdims=keepdim, dtype=_np_dtype(x, dtype)),
-      vjp=_prod_vjp)
+      vjp=_prod_vjp,
+      autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
 
 
 # ---- amax / amin, max / min -------------------------------------------------------
@@ -115,7 +117,8 @@ def _amax_vjp(b, ct, x, out, *, dim, keepdim):
 defop("amax", "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce("amax"),
       infer=_extreme_infer("amax"), flags=RED, ref="torch.amax",
       kernel=lambda xp, x, *, dim, keepdim: xp.max(x, axis=dim, keepdims=keepdim),
-      vjp=_amax_vjp)
+      vjp=_amax_vjp,
+      fusion=Fusion.REDUCE_MAX)
 
 defop("amin", "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce("amin"),
       infer=_extreme_infer("amin"), flags=RED, ref="torch.amin",
@@ -174,12 +177,15 @@ for _name, _arg, _binary in (("max", "argmax", "maximum"), ("min", "argmin", "mi
     defop(f"{_name}_with_indices", "input", attrs=(("dim", 0), ("keepdim", False)),
           canon=_canon_one_dim(_name), infer=_with_indices_infer(_name),
           kernel=_with_indices_kernel(_arg), flags=RED | INTERNAL, ref=f"torch.{_name}(dim)",
+          aten_name=f"aten::{_name}",
           vjp=lambda b, ct, x, values, indices, *, dim, keepdim: [
               scatter_values(b, ct[0], x, indices, dim, keepdim)])
     # torch.max(x) -> amax over all dims (ties share the gradient); max(x, dim) -> (values,
     # indices); max(x, other) -> maximum
-    defop(_name, "input", attrs=(("dim", None), ("keepdim", False), ("other", None)),
-          decomp=_max_min(_name, "a" + _name, _binary), ref=f"torch.{_name}")
+    defcomposite(_name,
+                 "input: Tensor, dim: Tensor | int | None = None, keepdim=False, "
+                 "other: Tensor | None = None",
+                 _max_min(_name, "a" + _name, _binary), ref=f"torch.{_name}")
 
 
 def _canon_arg(name):
@@ -292,10 +298,10 @@ def _with_mean(name):
     return decomp
 
 
-defop("var_mean", "input", attrs=_VAR_ATTRS, decomp=_with_mean("var_mean"), flags=COMPLEX,
-      ref="torch.var_mean")
-defop("std_mean", "input", attrs=_VAR_ATTRS, decomp=_with_mean("std_mean"), flags=COMPLEX,
-      ref="torch.std_mean")
+defcomposite("var_mean", "input: Tensor, dim=None, unbiased=None, keepdim=False, correction=None",
+             _with_mean("var_mean"), flags=COMPLEX, ref="torch.var_mean")
+defcomposite("std_mean", "input: Tensor, dim=None, unbiased=None, keepdim=False, correction=None",
+             _with_mean("std_mean"), flags=COMPLEX, ref="torch.std_mean")
 
 
 # ---- logsumexp / norm ------------------------------------------------------------
@@ -393,7 +399,8 @@ def _norm_vjp(b, ct, x, out, *, p, dim, keepdim, dtype):
 # torch.norm for vector norms (torch.linalg.vector_norm); p='fro' is the 2-norm
 defop("norm", "input", attrs=(("p", "fro"), ("dim", None), ("keepdim", False), ("dtype", None)),
       canon=_canon_norm, infer=_norm_infer, kernel=_norm_kernel, vjp=_norm_vjp,
-      flags=RED | COMPLEX, ref="torch.norm (vector norms, as torch.linalg.vector_norm)")
+      flags=RED | COMPLEX, ref="torch.norm (vector norms, as torch.linalg.vector_norm)",
+      autocast={"cuda": AUTOCAST_FP32})
 
 
 # ---- all / any / count_nonzero ---------------------------------------------------
@@ -479,9 +486,11 @@ _SCAN = dict(attrs=(("dim", REQUIRED), ("dtype", None)), flags=CHEAP | COMPLEX,
 
 defop("cumsum", "input", canon=_canon_scan("cumsum"), kernel=_scan_kernel("cumsum"),
       vjp=lambda b, ct, x, out, *, dim, dtype: [_reverse_cumsum(b, ct, dim)],
-      ref="torch.cumsum", **_SCAN, jvp=LINEAR)
+      ref="torch.cumsum", **_SCAN, jvp=LINEAR,
+      cost=SCAN, autocast={"cuda": AUTOCAST_FP32})
 defop("cumprod", "input", canon=_canon_scan("cumprod"), kernel=_scan_kernel("cumprod"),
-      vjp=_cumprod_vjp, ref="torch.cumprod", **_SCAN)
+      vjp=_cumprod_vjp, ref="torch.cumprod", **_SCAN,
+      cost=SCAN, autocast={"cuda": AUTOCAST_FP32})
 
 
 # ---- linear recurrences: h_i = x_i + a_i h_{i-1} (or x_i + a_{i+1} h_{i+1} reversed) ------
@@ -530,7 +539,8 @@ defop("linear_scan", "coeff, input", attrs=(("dim", 0), ("reverse", False)),
       canon=lambda types, *, dim, reverse: {"dim": norm_dim("linear_scan", dim, types[1].ndim),
                                             "reverse": bool(reverse)},
       infer=_linear_scan_infer, kernel=_linear_scan_np, kernels={"jax": _linear_scan_jax},
-      vjp=_linear_scan_vjp, ref="h[i] = input[i] + coeff[i] * h[i-1] (jax.lax.associative_scan)")
+      vjp=_linear_scan_vjp, ref="h[i] = input[i] + coeff[i] * h[i-1] (jax.lax.associative_scan)",
+      cost=SCAN)
 
 
 # ---- composites -------------------------------------------------------------------
@@ -545,8 +555,8 @@ def _mean(ops, x, dim=None, keepdim=False):
     return ops.div(ops.sum(x, dims, keepdim), float(n))
 
 
-defop("mean", "input", attrs=(("dim", None), ("keepdim", False)), decomp=_mean, flags=COMPLEX,
-      ref="torch.mean")
+defcomposite("mean", "input: Tensor, dim=None, keepdim=False", _mean, flags=COMPLEX,
+             ref="torch.mean")
 
 
 def _sum_to_size(ops, x, size):
@@ -562,5 +572,5 @@ def _sum_to_size(ops, x, size):
     return ops.reshape(out, size)
 
 
-defop("sum_to_size", "input", attrs=(("size", None),), decomp=_sum_to_size, flags=COMPLEX,
-      ref="torch.Tensor.sum_to_size")
+defcomposite("sum_to_size", "input: Tensor, size=None", _sum_to_size, flags=COMPLEX,
+             ref="torch.Tensor.sum_to_size")

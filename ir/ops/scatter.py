@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import COMPLEX, INTERNAL, LINEAR, REQUIRED, defop
+from ..registry import AUTOCAST_PROMOTE, COMPLEX, INTERNAL, LINEAR, REQUIRED, defcomposite, defop
 from ._common import norm_dim
 from .index import checked_index, located, require_index, write_at
 
@@ -121,8 +121,8 @@ def _gather(ops, x, dim, index, sparse_grad=False):
     return ops.take_along_axis(x, index, d)
 
 
-defop("gather", "input", attrs=(("dim", REQUIRED), ("index", REQUIRED), ("sparse_grad", False)),
-      decomp=_gather, ref="torch.gather", flags=COMPLEX)
+defcomposite("gather", "input: Tensor, dim, index: Tensor, sparse_grad=False", _gather,
+             ref="torch.gather", flags=COMPLEX)
 
 
 def _scatter_common(ops, name, x, dim, index, src, accumulate):
@@ -152,9 +152,10 @@ def _scatter(ops, x, dim, index, src=None, value=None, reduce=None):
     return _scatter_common(ops, "scatter", x, dim, index, src, False)
 
 
-defop("scatter", "input", attrs=(("dim", REQUIRED), ("index", REQUIRED), ("src", None),
-                                 ("value", None), ("reduce", None)),
-      decomp=_scatter, ref="torch.scatter (src or value; no reduce)", flags=COMPLEX)
+defcomposite("scatter",
+             "input: Tensor, dim, index: Tensor, src: Tensor | Number | None = None, "
+             "value: Tensor | Number | None = None, reduce=None",
+             _scatter, ref="torch.scatter (src or value; no reduce)", flags=COMPLEX)
 
 
 def _scatter_add(ops, x, dim, index, src):
@@ -164,8 +165,9 @@ def _scatter_add(ops, x, dim, index, src):
     return _scatter_common(ops, "scatter_add", x, dim, index, src, True)
 
 
-defop("scatter_add", "input", attrs=(("dim", REQUIRED), ("index", REQUIRED), ("src", REQUIRED)),
-      decomp=_scatter_add, ref="torch.scatter_add", flags=COMPLEX)
+defcomposite("scatter_add", "input: Tensor, dim, index: Tensor, src: Tensor", _scatter_add,
+             ref="torch.scatter_add", flags=COMPLEX,
+             autocast={"cpu": AUTOCAST_PROMOTE, "cuda": AUTOCAST_PROMOTE})
 
 
 def _take_along_dim(ops, x, indices, dim=None):
@@ -198,6 +200,5 @@ def _take_along_dim(ops, x, indices, dim=None):
     return ops.take_along_axis(x, indices, d)
 
 
-defop("take_along_dim", "input, indices", attrs=(("dim", None),), decomp=_take_along_dim,
-      ref="torch.take_along_dim", flags=COMPLEX,
-      node_name="GatherBackward0")
+defcomposite("take_along_dim", "input: Tensor, indices: Tensor, dim=None", _take_along_dim,
+             ref="torch.take_along_dim", flags=COMPLEX, node_name="GatherBackward0")

@@ -1,5 +1,7 @@
-"""Shape ops (reshape, permute, expand, cat, slice, split, flip, diagonal, pad ...) and creation
-ops (full, arange)."""
+"""Shape ops: reshape, view, permute, transpose, expand, squeeze/unsqueeze/flatten, cat, stack,
+slice (basic indexing) and its scatter, narrow/split/chunk/unbind/movedim/unflatten/t, and the
+identity-like checkpoint_name, stop_gradient and clone.  Flip/roll/repeat/tile: rearrange.py; triangles and
+diagonals: diagonal.py; pad: pad.py; full/arange: creation.py."""
 from __future__ import annotations
 
 import math
@@ -7,12 +9,38 @@ import operator
 
 from .. import types as T
 from ..errors import ShapeError
-from ..registry import CHEAP, COMPLEX, CREATION, INTERNAL, PROMOTE, REQUIRED, VIEW, defop
-from ._common import as_shape, fmt_types, norm_dim, same_as_first
-from ..registry import LINEAR
+from ..registry import (AUTOCAST_PROMOTE, CHEAP, COMPLEX, INTERNAL, LINEAR, NONDIFF, PROMOTE,
+                        VIEW, Fusion, defcomposite, defop)
+from ._common import as_shape, fmt_types, norm_dim
 from .index import located, write_at
 
 SHAPE = VIEW | CHEAP | COMPLEX   # every shape op also moves complex64/complex128 values
+
+
+# ---- writes through views (`OpDef.view_inverse`): the parent's new value --------------------
+def _reshape_inverse(ops, parent, child, *, shape):
+    return ops.reshape(child, ops.type_of(parent).shape)
+
+
+def _permute_inverse(ops, parent, child, *, dims):
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    return ops.permute(child, tuple(inverse))
+
+
+def _slice_inverse(ops, parent, child, *, starts, stops, steps):
+    shape = ops.type_of(parent).shape
+    placed = ops.slice_backward(child, shape, starts, stops, steps)
+    mask = ops.slice_backward(ops.full(ops.type_of(child).shape, True, T.bool_), shape,
+                              starts, stops, steps)
+    return ops.where(mask, placed, parent)
+
+
+def _expand_inverse(ops, parent, child, *, size):
+    raise RuntimeError("unsupported operation: more than one element of the written-to "
+                       "tensor refers to a single memory location (an expanded view). "
+                       "Please clone() the tensor before performing the operation.")
 
 
 # ---- reshape -------------------------------------------------------------
@@ -38,10 +66,11 @@ def _canon_reshape(types, *, shape):
 defop("reshape", "input", attrs=(("shape", None),), canon=_canon_reshape, flags=SHAPE,
       infer=lambda types, *, shape: T.TensorType(shape, types[0].dtype), ref="torch.reshape",
       kernel=lambda xp, x, *, shape: xp.reshape(x, shape),
-      vjp=lambda b, ct, x, out, *, shape: [b.reshape(ct, x.shape)], jvp=LINEAR)
+      vjp=lambda b, ct, x, out, *, shape: [b.reshape(ct, x.shape)], jvp=LINEAR,
+      view_inverse=_reshape_inverse)
 
-defop("view", "input", attrs=(("shape", None),), ref="torch.Tensor.view",
-      decomp=lambda ops, x, shape: ops.reshape(x, shape), flags=COMPLEX)
+defcomposite("view", "input: Tensor, shape=None", lambda ops, x, shape: ops.reshape(x, shape),
+             ref="torch.Tensor.view", flags=COMPLEX)
 
 
 # ---- permute -------------------------------------------------------------
@@ -64,7 +93,8 @@ defop("permute", "input", attrs=(("dims", None),), canon=_canon_permute, flags=S
       infer=lambda types, *, dims: T.TensorType(tuple(types[0].shape[d] for d in dims),
                                                 types[0].dtype),
       kernel=lambda xp, x, *, dims: xp.transpose(x, dims), vjp=_permute_vjp, ref="torch.permute",
-      jvp=LINEAR)
+      jvp=LINEAR,
+      view_inverse=_permute_inverse)
 
 
 def _transpose(ops, x, dim0, dim1):
@@ -75,8 +105,8 @@ def _transpose(ops, x, dim0, dim1):
     return ops.permute(x, tuple(perm))
 
 
-defop("transpose", "input", attrs=(("dim0", 0), ("dim1", 1)), decomp=_transpose,
-      ref="torch.transpose", flags=COMPLEX)
+defcomposite("transpose", "input: Tensor, dim0=0, dim1=1", _transpose, ref="torch.transpose",
+             flags=COMPLEX)
 
 
 # ---- expand --------------------------------------------------------------
@@ -105,7 +135,9 @@ def _canon_expand(types, *, size):
 defop("expand", "input", attrs=(("size", None),), canon=_canon_expand, flags=SHAPE,
       infer=lambda types, *, size: T.TensorType(size, types[0].dtype), ref="torch.Tensor.expand",
       kernel=lambda xp, x, *, size: xp.broadcast_to(x, size),
-      vjp=lambda b, ct, x, out, *, size: [b.sum_to_size(ct, x.shape)], jvp=LINEAR)
+      vjp=lambda b, ct, x, out, *, size: [b.sum_to_size(ct, x.shape)], jvp=LINEAR,
+      fusion=Fusion.BROADCAST,
+      view_inverse=_expand_inverse)
 
 
 # ---- squeeze / unsqueeze / flatten (reshape composites) ---------------------
@@ -136,13 +168,10 @@ def _flatten(ops, x, start_dim=0, end_dim=-1):
     return ops.reshape(x, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
-defop("squeeze", "input", attrs=(("dim", None),), decomp=_squeeze, ref="torch.squeeze",
-      flags=COMPLEX)
-defop("unsqueeze", "input", attrs=(("dim", 0),), decomp=_unsqueeze, ref="torch.unsqueeze",
-      flags=COMPLEX)
-defop("flatten", "input", attrs=(("start_dim", 0), ("end_dim", -1)), decomp=_flatten,
-      ref="torch.flatten", flags=COMPLEX,
-      node_name="ViewBackward0")
+defcomposite("squeeze", "input: Tensor, dim=None", _squeeze, ref="torch.squeeze", flags=COMPLEX)
+defcomposite("unsqueeze", "input: Tensor, dim=0", _unsqueeze, ref="torch.unsqueeze", flags=COMPLEX)
+defcomposite("flatten", "input: Tensor, start_dim=0, end_dim=-1", _flatten, ref="torch.flatten",
+             flags=COMPLEX, node_name="ViewBackward0")
 
 
 # ---- cat -----------------------------------------------------------------
@@ -179,7 +208,8 @@ def _cat_vjp(b, ct, *args, dim):
 defop("cat", "*tensors", attrs=(("dim", 0),), canon=_canon_cat, infer=_cat_infer,
       flags=PROMOTE | COMPLEX,
       kernel=lambda xp, *xs, dim: xp.concatenate(xs, axis=dim), vjp=_cat_vjp, ref="torch.cat",
-      jvp=LINEAR)
+      jvp=LINEAR,
+      autocast={"cpu": AUTOCAST_PROMOTE, "cuda": AUTOCAST_PROMOTE})
 
 
 # ---- slice (basic indexing) -------------------------------------------------
@@ -198,7 +228,8 @@ def _slices(starts, stops, steps):
 defop("slice", "input", attrs=(("starts", None), ("stops", None), ("steps", None)),
       infer=_slice_infer, flags=SHAPE | INTERNAL, ref="torch.Tensor.__getitem__ (slices)",
       kernel=lambda xp, x, *, starts, stops, steps: x[_slices(starts, stops, steps)],
-      vjp=lambda b, ct, x, out, **a: [b.slice_backward(ct, x.shape, **a)], jvp=LINEAR)
+      vjp=lambda b, ct, x, out, **a: [b.slice_backward(ct, x.shape, **a)], jvp=LINEAR,
+      view_inverse=_slice_inverse)
 
 
 def _slice_backward_np(xp, ct, *, shape, starts, stops, steps):
@@ -356,22 +387,18 @@ def _t(ops, x):
     return ops.permute(x, (1, 0) if nd == 2 else tuple(range(nd)))   # 0-d/1-d: a view of x
 
 
-defop("narrow", "input", attrs=(("dim", REQUIRED), ("start", REQUIRED), ("length", REQUIRED)),
-      decomp=_narrow, ref="torch.narrow", flags=COMPLEX,
-      node_name="SliceBackward0")
-defop("split", "tensor", attrs=(("split_size_or_sections", REQUIRED), ("dim", 0)),
-      decomp=_split, ref="torch.split", flags=COMPLEX)
-defop("chunk", "input", attrs=(("chunks", REQUIRED), ("dim", 0)), decomp=_chunk,
-      ref="torch.chunk", flags=COMPLEX,
-      node_name="SplitBackward0")
-defop("unbind", "input", attrs=(("dim", 0),), decomp=_unbind, ref="torch.unbind", flags=COMPLEX)
-defop("movedim", "input", attrs=(("source", REQUIRED), ("destination", REQUIRED)),
-      decomp=_movedim, ref="torch.movedim", flags=COMPLEX,
-      node_name="PermuteBackward0")
-defop("unflatten", "input", attrs=(("dim", REQUIRED), ("sizes", REQUIRED)), decomp=_unflatten,
-      ref="torch.unflatten", flags=COMPLEX,
-      node_name="ViewBackward0")
-defop("t", "input", decomp=_t, ref="torch.t", flags=COMPLEX)
+defcomposite("narrow", "input: Tensor, dim, start, length", _narrow, ref="torch.narrow",
+             flags=COMPLEX, node_name="SliceBackward0")
+defcomposite("split", "tensor: Tensor, split_size_or_sections, dim=0", _split, ref="torch.split",
+             flags=COMPLEX)
+defcomposite("chunk", "input: Tensor, chunks, dim=0", _chunk, ref="torch.chunk", flags=COMPLEX,
+             node_name="SplitBackward0")
+defcomposite("unbind", "input: Tensor, dim=0", _unbind, ref="torch.unbind", flags=COMPLEX)
+defcomposite("movedim", "input: Tensor, source, destination", _movedim, ref="torch.movedim",
+             flags=COMPLEX, node_name="PermuteBackward0")
+defcomposite("unflatten", "input: Tensor, dim, sizes", _unflatten, ref="torch.unflatten",
+             flags=COMPLEX, node_name="ViewBackward0")
+defcomposite("t", "input: Tensor", _t, ref="torch.t", flags=COMPLEX)
 
 
 # ---- stack ---------------------------------------------------------------------------------
@@ -390,317 +417,24 @@ def _stack(ops, *tensors, dim=0):
     return ops.cat([ops.unsqueeze(t, d) for t in tensors], d)
 
 
-defop("stack", "*tensors", attrs=(("dim", 0),), decomp=_stack, ref="torch.stack", flags=COMPLEX)
-
-
-# ---- flip / roll / repeat / tile -------------------------------------------------------------
-def _canon_flip(types, *, dims):
-    nd = types[0].ndim
-    given = (dims,) if isinstance(dims, int) else tuple(dims)
-    out = tuple(norm_dim("flip", d, nd) for d in given)
-    if len(set(out)) != len(out):
-        raise ValueError(f"flip: a dim appears multiple times in the list of dims {list(given)}")
-    return {"dims": tuple(sorted(out)) if nd else ()}
-
-
-defop("flip", "input", attrs=(("dims", REQUIRED),), canon=_canon_flip, infer=same_as_first,
-      flags=CHEAP | COMPLEX, ref="torch.flip",
-      kernel=lambda xp, x, *, dims: x[tuple(slice(None, None, -1) if d in dims else slice(None)
-                                            for d in range(x.ndim))],
-      vjp=lambda b, ct, x, out, *, dims: [b.flip(ct, dims)], jvp=LINEAR)
-
-
-def _canon_roll(types, *, shifts, dims):
-    nd = types[0].ndim
-    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
-    if not shifts:
-        raise ValueError("roll: `shifts` required")
-    if dims is not None:
-        dims = (dims,) if isinstance(dims, int) else tuple(dims)
-        if nd == 0:
-            raise IndexError("roll: dimension specified as 0 but tensor has no dimensions")
-    if len(shifts) != (1 if dims is None else len(dims)):
-        raise ValueError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, "
-                         f"dims: {0 if dims is None else len(dims)}")
-    return {"shifts": tuple(int(s) for s in shifts),
-            "dims": None if dims is None else tuple(norm_dim("roll", d, nd) for d in dims)}
-
-
-# dims=None rolls the flattened tensor, as torch
-defop("roll", "input", attrs=(("shifts", REQUIRED), ("dims", None)), canon=_canon_roll,
-      infer=same_as_first, flags=CHEAP | COMPLEX, ref="torch.roll",
-      kernel=lambda xp, x, *, shifts, dims: xp.roll(x, shifts[0] if dims is None else shifts,
-                                                    axis=dims),
-      vjp=lambda b, ct, x, out, *, shifts, dims: [b.roll(ct, tuple(-s for s in shifts), dims)],
-      jvp=LINEAR)
-
-
-def _canon_repeat(types, *, repeats):
-    repeats, t = as_shape("repeat", repeats), types[0]
-    if len(repeats) < t.ndim:
-        raise ShapeError(f"repeat: number of repeat dims ({len(repeats)}) can not be smaller "
-                         f"than the number of dimensions of the tensor {t}")
-    if any(r < 0 for r in repeats):
-        raise ValueError(f"repeat: repeats must be non-negative, got {list(repeats)}")
-    return {"repeats": repeats}
-
-
-def _repeat_infer(types, *, repeats):
-    t = types[0]
-    shape = (1,) * (len(repeats) - t.ndim) + t.shape
-    return T.TensorType(tuple(r * s for r, s in zip(repeats, shape)), t.dtype)
-
-
-def _repeat_vjp(b, ct, x, out, *, repeats):
-    # the output seen as (r0, s0, r1, s1, ...): x's cotangent sums over every r_i
-    shape = (1,) * (len(repeats) - len(x.shape)) + tuple(x.shape)
-    split = tuple(v for r, s in zip(repeats, shape) for v in (r, s))
-    summed = b.sum(b.reshape(ct, split), tuple(range(0, len(split), 2)))
-    return [b.reshape(summed, x.shape)]
-
-
-# torch.Tensor.repeat (a copy; tracegrad also exports it as tg.repeat)
-defop("repeat", "input", attrs=(("repeats", REQUIRED),), canon=_canon_repeat,
-      infer=_repeat_infer, flags=CHEAP | COMPLEX, ref="torch.Tensor.repeat (numpy.tile)",
-      kernel=lambda xp, x, *, repeats: xp.tile(x, repeats), vjp=_repeat_vjp, jvp=LINEAR)
-
-
-def _tile(ops, x, dims):
-    dims = as_shape("tile", dims)
-    return ops.repeat(x, (1,) * (len(x.shape) - len(dims)) + dims)
-
-
-defop("tile", "input", attrs=(("dims", REQUIRED),), decomp=_tile, ref="torch.tile", flags=COMPLEX,
-      node_name="RepeatBackward0")
-
-
-# ---- triangles and diagonals -----------------------------------------------------------------
-def _tri(name):
-    def infer(types, *, diagonal):
-        if types[0].ndim < 2:
-            raise ShapeError(f"{name}: input tensor must have at least 2 dimensions, got "
-                             f"{types[0]}")
-        return types[0]
-    defop(name, "input", attrs=(("diagonal", 0),), infer=infer, flags=CHEAP | COMPLEX,
-          ref=f"torch.{name}",
-          canon=lambda types, *, diagonal: {"diagonal": operator.index(diagonal)},
-          kernel=lambda xp, x, *, diagonal: getattr(xp, name)(x, diagonal),
-          vjp=lambda b, ct, x, out, *, diagonal: [b.call(name, ct, diagonal)], jvp=LINEAR)
-
-
-_tri("tril")
-_tri("triu")
-
-
-def _canon_diagonal(name):
-    def canon(types, *, offset, dim1, dim2):
-        nd = types[0].ndim
-        d1, d2 = norm_dim(name, dim1, nd), norm_dim(name, dim2, nd)
-        if d1 == d2:
-            raise ShapeError(f"{name}: diagonal dimensions cannot be identical {dim1}, {dim2}")
-        return {"offset": operator.index(offset), "dim1": d1, "dim2": d2}
-    return canon
-
-
-def _diagonal_type(t, offset, dim1, dim2):
-    n1, n2 = t.shape[dim1], t.shape[dim2]
-    k = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
-    rest = tuple(s for i, s in enumerate(t.shape) if i not in (dim1, dim2))
-    return T.TensorType(rest + (k,), t.dtype)
-
-
-def _diagonal_scatter_infer(types, *, offset, dim1, dim2):
-    x, src = types
-    want = _diagonal_type(x, offset, dim1, dim2)
-    if src != want:
-        raise ShapeError(f"diagonal_scatter: src must be {want} to fill diagonal {offset} of "
-                         f"{x} over dims ({dim1}, {dim2}), got {src}")
-    return x
-
-
-def _diagonal_scatter_kernel(xp, x, src, *, offset, dim1, dim2):
-    k = src.shape[-1]
-    key = [slice(None)] * x.ndim
-    key[dim1], key[dim2] = xp.arange(k) + max(-offset, 0), xp.arange(k) + max(offset, 0)
-    # NumPy puts the diagonal axis of x[key] at the first of two adjacent dims, else first
-    lo, hi = sorted((dim1, dim2))
-    return write_at(xp, x, tuple(key), xp.moveaxis(src, -1, lo if hi - lo == 1 else 0))
-
-
-DIAG_ATTRS = (("offset", 0), ("dim1", 0), ("dim2", 1))
-
-defop("diagonal", "input", attrs=DIAG_ATTRS, canon=_canon_diagonal("diagonal"), flags=SHAPE,
-      infer=lambda types, **a: _diagonal_type(types[0], a["offset"], a["dim1"], a["dim2"]),
-      kernel=lambda xp, x, *, offset, dim1, dim2: xp.diagonal(x, offset, dim1, dim2),
-      vjp=lambda b, ct, x, out, **a: [b.diagonal_scatter(b.full(x.shape, 0, ct.dtype), ct, **a)],
-      ref="torch.diagonal", jvp=LINEAR)
-
-# out = x with diagonal(out, offset, dim1, dim2) = src
-defop("diagonal_scatter", "input, src", attrs=DIAG_ATTRS, canon=_canon_diagonal("diagonal_scatter"),
-      infer=_diagonal_scatter_infer, kernel=_diagonal_scatter_kernel,
-      flags=CHEAP | INTERNAL | COMPLEX,
-      ref="torch.diagonal_scatter",
-      vjp=lambda b, ct, x, src, out, **a: [
-          b.diagonal_scatter(ct, b.full(src.shape, 0, ct.dtype), **a), b.diagonal(ct, **a)],
-          jvp=LINEAR)
-
-
-def _diag_embed(ops, x, offset=0, dim1=-2, dim2=-1):
-    nd = len(x.shape) + 1
-    d1, d2 = norm_dim("diag_embed", dim1, nd), norm_dim("diag_embed", dim2, nd)
-    if d1 == d2:
-        raise located(ops, ShapeError(f"diag_embed: diagonal dimensions cannot be identical "
-                                      f"{dim1}, {dim2}"))
-    n = x.shape[-1] + abs(offset)
-    shape = list(x.shape[:-1])
-    for d in sorted((d1, d2)):
-        shape.insert(d, n)
-    return ops.diagonal_scatter(ops.full(tuple(shape), 0, x.dtype), x, offset, d1, d2)
-
-
-def _diag(ops, x, diagonal=0):
-    if len(x.shape) == 1:
-        return _diag_embed(ops, x, diagonal, 0, 1)
-    if len(x.shape) != 2:
-        raise located(ops, ShapeError(f"diag: supports 1-D or 2-D tensors, got {ops.type_of(x)}"))
-    m, n = x.shape
-    k = _diagonal_type(ops.type_of(x), diagonal, 0, 1).shape[-1]
-    start = diagonal if diagonal >= 0 else -diagonal * n
-    # a copy, as torch.diag (not a view): every (n+1)-th element of the flattened matrix
-    idx = ops.arange(start, start + k * (n + 1), n + 1, T.int64)
-    return ops.index_take(ops.reshape(x, (m * n,)), idx, 0)
-
-
-defop("diag_embed", "input", attrs=(("offset", 0), ("dim1", -2), ("dim2", -1)),
-      decomp=_diag_embed, ref="torch.diag_embed", flags=COMPLEX)
-defop("diag", "input", attrs=(("diagonal", 0),), decomp=_diag, ref="torch.diag", flags=COMPLEX,
-      node_name="DiagEmbedBackward0")
-
-
-# ---- pad -----------------------------------------------------------------------------------
-def _pad_pairs(ops, x, pad, mode):
-    """[(dim, before, after)], last dim first as torch's pad tuple; checks torch's limits."""
-    if not all(isinstance(p, int) for p in pad):
-        raise located(ops, TypeError(f"pad(): pad must be a tuple of ints, got {pad!r}"))
-    nd = len(x.shape)
-    if len(pad) % 2:
-        raise located(ops, ValueError(f"pad: padding length must be divisible by 2, got {pad}"))
-    n = len(pad) // 2
-    if n > nd:
-        raise located(ops, ValueError(f"pad: padding length ({len(pad)}) should be at most two "
-                                      f"times the number of dimensions of {ops.type_of(x)}"))
-    if mode != "constant" and nd not in (n + 1, n + 2):
-        raise located(ops, NotImplementedError(
-            f"pad: mode={mode!r} with padding length {len(pad)} is not supported for a "
-            f"{nd}-D input {ops.type_of(x)} (pads the last {n} dims of a {n + 1}-D or "
-            f"{n + 2}-D input, as torch)"))
-    pairs = [(nd - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(n)]
-    for d, lo, hi in pairs:
-        if x.shape[d] + lo + hi < 0:
-            raise located(ops, ShapeError(f"pad: padding ({lo}, {hi}) leaves dimension {d} of "
-                                          f"{ops.type_of(x)} with a negative size"))
-    return pairs
-
-
-def _pad_constant(ops, x, pairs, value):
-    shape, starts, stops = list(x.shape), [0] * len(x.shape), list(x.shape)
-    place = [0] * len(x.shape)
-    for d, lo, hi in pairs:   # negative padding crops
-        starts[d], stops[d] = max(-lo, 0), x.shape[d] - max(-hi, 0)
-        shape[d], place[d] = x.shape[d] + lo + hi, max(lo, 0)
-    ones = (1,) * len(shape)
-    if (tuple(starts), tuple(stops)) != ((0,) * len(shape), tuple(x.shape)):
-        x = ops.slice(x, tuple(starts), tuple(stops), ones)
-    out = ops.full(tuple(shape), value, x.dtype)
-    end = tuple(p + s for p, s in zip(place, x.shape))
-    return ops.slice_scatter(out, x, tuple(place), end, ones)
-
-
-def _pad_edges(ops, x, pairs, mode):
-    """reflect / replicate: pieces of x (flipped or expanded) on each side, then crop."""
-    for d, lo, hi in pairs:
-        n = x.shape[d]
-        if mode == "reflect" and (lo >= n or hi >= n):
-            raise located(ops, ValueError(
-                f"pad: padding size should be less than the corresponding input dimension, "
-                f"but got padding ({lo}, {hi}) at dimension {d} of {ops.type_of(x)}"))
-        if mode == "replicate" and n == 0:
-            raise located(ops, ValueError(f"pad: mode='replicate' needs a non-empty dimension "
-                                          f"{d}, got {ops.type_of(x)}"))
-        parts = [x]
-        if lo > 0:
-            parts.insert(0, _pad_piece(ops, x, d, 1, lo + 1, 0, lo, mode))
-        if hi > 0:
-            parts.append(_pad_piece(ops, x, d, n - 1 - hi, n - 1, n - 1, hi, mode))
-        if len(parts) > 1:
-            x = ops.cat(parts, d)
-        if lo < 0 or hi < 0:
-            x = _narrow_to(ops, x, d, max(-lo, 0), x.shape[d] - max(-hi, 0))
-    return x
-
-
-def _pad_piece(ops, x, d, start, stop, edge, size, mode):
-    if mode == "reflect":
-        return ops.flip(_narrow_to(ops, x, d, start, stop), (d,))
-    shape = list(x.shape)
-    shape[d] = size
-    return ops.expand(_narrow_to(ops, x, d, edge, edge + 1), tuple(shape))
-
-
-def _pad(ops, x, pad, mode="constant", value=None):
-    if mode not in ("constant", "reflect", "replicate"):
-        raise located(ops, NotImplementedError(
-            f"pad: mode={mode!r} is not supported (constant, reflect and replicate are)"))
-    if mode != "constant" and value is not None:
-        raise located(ops, ValueError(f"pad: mode={mode!r} doesn't take a value argument"))
-    pairs = _pad_pairs(ops, x, tuple(pad), mode)
-    if mode == "constant":
-        return _pad_constant(ops, x, pairs, 0 if value is None else value)
-    out = _pad_edges(ops, x, pairs, mode)
-    return out if out is not x else ops.clone(x)   # a copy, as torch
-
-
-defop("pad", "input", attrs=(("pad", REQUIRED), ("mode", "constant"), ("value", None)),
-      decomp=_pad, ref="torch.nn.functional.pad (constant, reflect, replicate)", flags=COMPLEX,
-      node_name="ConstantPadNdBackward0")
-
-
-# ---- creation --------------------------------------------------------------
-def _canon_full(types, *, size, fill_value, dtype):
-    dtype = T.as_dtype(dtype)
-    if isinstance(fill_value, complex):   # NumPy complex scalars too: plain Python complex
-        if not dtype.is_complex:
-            raise TypeError(f"full: a complex fill_value {fill_value!r} does not fit dtype "
-                            f"{dtype.name} (pass a complex dtype)")
-        fill_value = complex(fill_value)
-    return {"size": as_shape("full", size), "fill_value": fill_value, "dtype": dtype}
-
-
-defop("full", (), attrs=(("size", ()), ("fill_value", 0.0), ("dtype", T.float32)),
-      canon=_canon_full,
-      infer=lambda types, *, size, fill_value, dtype: T.TensorType(size, dtype),
-      kernel=lambda xp, *, size, fill_value, dtype: xp.full(size, fill_value, dtype=dtype.numpy),
-      vjp=lambda b, ct, out, **_: [], flags=CREATION | CHEAP | INTERNAL, ref="torch.full")
-
-
-def _arange_infer(types, *, start, end, step, dtype):
-    if step == 0:
-        raise ValueError("arange: step must be nonzero")
-    return T.TensorType((max(0, math.ceil((end - start) / step)),), dtype)
-
-
-defop("arange", (), attrs=(("start", 0), ("end", REQUIRED), ("step", 1),
-                           ("dtype", T.int64)),
-      infer=_arange_infer, flags=CREATION | CHEAP | INTERNAL, ref="torch.arange",
-      kernel=lambda xp, *, start, end, step, dtype: xp.arange(start, end, step, dtype=dtype.numpy),
-      vjp=lambda b, ct, out, **_: [])
+defcomposite("stack", "*tensors: Tensor, dim=0", _stack, ref="torch.stack", flags=COMPLEX,
+             autocast={"cpu": AUTOCAST_PROMOTE, "cuda": AUTOCAST_PROMOTE})
 
 
 # ---- naming for rematerialization policies ----------------------------------------
 defop("checkpoint_name", "input", attrs=(("name", ""),), flags=CHEAP | INTERNAL | COMPLEX,
       infer=lambda types, *, name: types[0], ref="jax.ad_checkpoint.checkpoint_name",
       kernel=lambda xp, x, *, name: x,
-      vjp=lambda b, ct, x, out, *, name: [ct], jvp=LINEAR)
+      vjp=lambda b, ct, x, out, *, name: [ct], jvp=LINEAR,
+      fusion=None)
+
+
+# ---- no gradient past this point (torch's detach as an op; jax.lax.stop_gradient) ------------
+# what a composite with no gradient of its own (floor_divide, isclose) applies to its operands,
+# so that eagerly no tape node is recorded and traced programs carry no gradient through it
+defop("stop_gradient", "input", flags=CHEAP | INTERNAL | COMPLEX,
+      infer=lambda types: types[0], kernel=lambda xp, x: x, vjp=NONDIFF,
+      ref="jax.lax.stop_gradient (torch.Tensor.detach)")
 
 
 # ---- copies ----------------------------------------------------------------------------

@@ -14,9 +14,10 @@ from collections import namedtuple
 
 from .. import types as T
 from ..builder import with_location
-from ..registry import INTERNAL, REQUIRED, defop
+from ..registry import INTERNAL, defcomposite, defop
 from . import scatter as _scatter  # noqa: F401  (registers put_along_axis, used by the VJPs)
 from ._common import norm_dim, reduce_shape
+from ._cost import SCAN
 
 # torch.return_types: (values, indices) named tuples.
 RETURN_TYPES = {name: namedtuple(name, ("values", "indices"))
@@ -64,7 +65,7 @@ defop("sort_with_indices", "input", attrs=(("dim", -1), ("descending", False)),
       canon=lambda types, *, dim, descending: {
           "dim": norm_dim("sort", dim, types[0].ndim), "descending": bool(descending)},
       infer=_with_indices_infer, kernel=_sort_kernel, vjp=_values_vjp, flags=INTERNAL,
-      ref="torch.sort (stable=True)")
+      ref="torch.sort (stable=True)", aten_name="aten::sort")
 
 
 def _sort(ops, x, dim=-1, descending=False, stable=False):
@@ -97,12 +98,12 @@ def _topk(ops, x, k, dim=-1, largest=True, sorted=True):
     return RETURN_TYPES["topk"](values, indices)
 
 
-defop("sort", "input", attrs=(("dim", -1), ("descending", False), ("stable", False)),
-      decomp=_sort, ref="torch.sort (always stable)")
-defop("argsort", "input", attrs=(("dim", -1), ("descending", False), ("stable", False)),
-      decomp=_argsort, ref="torch.argsort (always stable)")
-defop("topk", "input", attrs=(("k", REQUIRED), ("dim", -1), ("largest", True), ("sorted", True)),
-      decomp=_topk, ref="torch.topk (ties: lowest index first; always sorted)")
+defcomposite("sort", "input: Tensor, dim=-1, descending=False, stable=False", _sort,
+             ref="torch.sort (always stable)")
+defcomposite("argsort", "input: Tensor, dim=-1, descending=False, stable=False", _argsort,
+             ref="torch.argsort (always stable)")
+defcomposite("topk", "input: Tensor, k, dim=-1, largest=True, sorted=True", _topk,
+             ref="torch.topk (ties: lowest index first; always sorted)")
 
 
 # ---- cummax / cummin --------------------------------------------------------
@@ -143,5 +144,5 @@ for _name, _ufunc in (("cummax", "maximum"), ("cummin", "minimum")):
     defop(f"{_name}_with_indices", "input", attrs=(("dim", 0),), canon=_canon_dim(_name),
           infer=_with_indices_infer, kernel=_cum_kernel(_np_accumulate(_ufunc)),
           kernels={"jax": _cum_kernel(_jax_accumulate(_name))}, vjp=_values_vjp, flags=INTERNAL,
-          ref=f"torch.{_name}")
-    defop(_name, "input", attrs=(("dim", REQUIRED),), decomp=_cum(_name), ref=f"torch.{_name}")
+          ref=f"torch.{_name}", aten_name=f"aten::{_name}", cost=SCAN)
+    defcomposite(_name, "input: Tensor, dim", _cum(_name), ref=f"torch.{_name}")

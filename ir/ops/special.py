@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..registry import CHEAP, ELEMENTWISE, INTERNAL, TO_FLOAT, defop
+from ..registry import AUTOCAST_FP32, CHEAP, ELEMENTWISE, INTERNAL, TO_FLOAT, defop
 from ._common import same_as_first
 from .unary import float_only, scalar
 
@@ -50,7 +50,8 @@ _special("erf", "erf", lambda b, ct, x, out: [b.mul(ct, _gauss(b, x))])
 _special("erfc", "erfc", lambda b, ct, x, out: [b.neg(b.mul(ct, _gauss(b, x)))])
 # sqrt(pi)/2 * exp(erfinv(x)^2): inf at |x| == 1, as torch
 _special("erfinv", "erfinv",
-         lambda b, ct, x, out: [b.mul(ct, b.div(b.exp(b.mul(out, out)), TWO_OVER_SQRT_PI))])
+         lambda b, ct, x, out: [b.mul(ct, b.div(b.exp(b.mul(out, out)), TWO_OVER_SQRT_PI))],
+         autocast={"cuda": AUTOCAST_FP32})
 # log|gamma(x)|; gradient digamma(x) (-inf at 0, as torch)
 _special("lgamma", "gammaln", lambda b, ct, x, out: [b.mul(ct, b.digamma(x))])
 

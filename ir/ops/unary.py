@@ -7,9 +7,9 @@ import warnings
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError
-from ..registry import CHEAP, COMPLEX, ELEMENTWISE, INTERNAL, NONDIFF, TO_FLOAT, defop
+from ..registry import (AUTOCAST_FP32, CHEAP, COMPLEX, ELEMENTWISE, INTERNAL, LINEAR, NONDIFF,
+                        TO_FLOAT, defcomposite, defop)
 from ._common import div_conj, mul_conj, require_float, same_as_first
-from ..registry import LINEAR
 
 EW = ELEMENTWISE | CHEAP
 CEW = EW | COMPLEX   # elementwise ops that also take complex64/complex128
@@ -71,11 +71,13 @@ defop("neg", "input", infer=_no_bool("neg"), flags=CEW, ref="torch.neg",
 # torch's convention; for real dtypes those are plain mul / div.
 defop("exp", "input", infer=same_as_first, flags=CEW | TO_FLOAT, ref="torch.exp",
       kernel=lambda xp, x: xp.exp(x),
-      vjp=lambda b, ct, x, out: [mul_conj(b, ct, out)], jvp=lambda b, t, x, out: b.mul(t, out))
+      vjp=lambda b, ct, x, out: [mul_conj(b, ct, out)], jvp=lambda b, t, x, out: b.mul(t, out),
+      autocast={"cuda": AUTOCAST_FP32})
 
 defop("log", "input", infer=same_as_first, flags=CEW | TO_FLOAT, ref="torch.log",
       kernel=lambda xp, x: xp.log(x),
-      vjp=lambda b, ct, x, out: [div_conj(b, ct, x)], jvp=lambda b, t, x, out: b.div(t, x))
+      vjp=lambda b, ct, x, out: [div_conj(b, ct, x)], jvp=lambda b, t, x, out: b.div(t, x),
+      autocast={"cuda": AUTOCAST_FP32})
 
 defop("sqrt", "input", infer=same_as_first, flags=CEW | TO_FLOAT, ref="torch.sqrt",
       kernel=lambda xp, x: xp.sqrt(x),
@@ -124,16 +126,21 @@ _unary("sin", lambda xp, x: xp.sin(x), lambda b, ct, x, out: [mul_conj(b, ct, b.
 _unary("cos", lambda xp, x: xp.cos(x), lambda b, ct, x, out: [b.neg(mul_conj(b, ct, b.sin(x)))],
        jvp=lambda b, t, x, out: b.neg(b.mul(t, b.sin(x))))
 _unary("tan", lambda xp, x: xp.tan(x),
-       lambda b, ct, x, out: [mul_conj(b, ct, b.add(b.mul(out, out), 1.0))])
+       lambda b, ct, x, out: [mul_conj(b, ct, b.add(b.mul(out, out), 1.0))],
+       autocast={"cuda": AUTOCAST_FP32})
 # inf at |x| == 1, as torch (1 / sqrt(0))
 _unary("asin", lambda xp, x: xp.arcsin(x),
-       lambda b, ct, x, out: [mul_conj(b, ct, _rsqrt_of(b, b.rsub(b.mul(x, x), 1.0)))])
+       lambda b, ct, x, out: [mul_conj(b, ct, _rsqrt_of(b, b.rsub(b.mul(x, x), 1.0)))],
+       autocast={"cuda": AUTOCAST_FP32})
 _unary("acos", lambda xp, x: xp.arccos(x),
-       lambda b, ct, x, out: [b.neg(mul_conj(b, ct, _rsqrt_of(b, b.rsub(b.mul(x, x), 1.0))))])
+       lambda b, ct, x, out: [b.neg(mul_conj(b, ct, _rsqrt_of(b, b.rsub(b.mul(x, x), 1.0))))],
+       autocast={"cuda": AUTOCAST_FP32})
 _unary("atan", lambda xp, x: xp.arctan(x),
        lambda b, ct, x, out: [div_conj(b, ct, b.add(b.mul(x, x), 1.0))])
-_unary("sinh", lambda xp, x: xp.sinh(x), lambda b, ct, x, out: [mul_conj(b, ct, b.cosh(x))])
-_unary("cosh", lambda xp, x: xp.cosh(x), lambda b, ct, x, out: [mul_conj(b, ct, b.sinh(x))])
+_unary("sinh", lambda xp, x: xp.sinh(x), lambda b, ct, x, out: [mul_conj(b, ct, b.cosh(x))],
+       autocast={"cuda": AUTOCAST_FP32})
+_unary("cosh", lambda xp, x: xp.cosh(x), lambda b, ct, x, out: [mul_conj(b, ct, b.sinh(x))],
+       autocast={"cuda": AUTOCAST_FP32})
 _unary("asinh", lambda xp, x: xp.arcsinh(x),
        lambda b, ct, x, out: [mul_conj(b, ct, _rsqrt_of(b, b.add(b.mul(x, x), 1.0)))])
 
@@ -155,16 +162,23 @@ _unary("atanh", lambda xp, x: xp.arctanh(x),
 _unary("exp2", lambda xp, x: xp.exp2(x),
        lambda b, ct, x, out: [mul_conj(b, ct, b.mul(out, LN2))])
 _unary("expm1", lambda xp, x: xp.expm1(x),
-       lambda b, ct, x, out: [mul_conj(b, ct, b.add(out, 1.0))])
-_unary("log2", lambda xp, x: xp.log2(x), lambda b, ct, x, out: [div_conj(b, ct, b.mul(x, LN2))])
+       lambda b, ct, x, out: [mul_conj(b, ct, b.add(out, 1.0))],
+       autocast={"cuda": AUTOCAST_FP32})
+_unary("log2", lambda xp, x: xp.log2(x), lambda b, ct, x, out: [div_conj(b, ct, b.mul(x, LN2))],
+       autocast={"cuda": AUTOCAST_FP32})
 _unary("log10", lambda xp, x: xp.log10(x),
-       lambda b, ct, x, out: [div_conj(b, ct, b.mul(x, LN10))])
-_unary("log1p", lambda xp, x: xp.log1p(x), lambda b, ct, x, out: [div_conj(b, ct, b.add(x, 1.0))])
+       lambda b, ct, x, out: [div_conj(b, ct, b.mul(x, LN10))],
+       autocast={"cuda": AUTOCAST_FP32})
+_unary("log1p", lambda xp, x: xp.log1p(x), lambda b, ct, x, out: [div_conj(b, ct, b.add(x, 1.0))],
+       autocast={"cuda": AUTOCAST_FP32})
 _unary("reciprocal", lambda xp, x: xp.reciprocal(x),
-       lambda b, ct, x, out: [b.neg(mul_conj(b, ct, b.mul(out, out)))])
+       lambda b, ct, x, out: [b.neg(mul_conj(b, ct, b.mul(out, out)))],
+       autocast={"cuda": AUTOCAST_FP32})
 
-defop("rsqrt", "input", ref="torch.rsqrt", flags=COMPLEX,
-      decomp=lambda ops, x: ops.reciprocal(ops.sqrt(check_operand(ops, "rsqrt", x))))
+defcomposite("rsqrt", "input: Tensor",
+             lambda ops, x: ops.reciprocal(ops.sqrt(check_operand(ops, "rsqrt", x))),
+             ref="torch.rsqrt", flags=COMPLEX,
+             autocast={"cuda": AUTOCAST_FP32})
 
 
 def _square(ops, x):
@@ -174,8 +188,8 @@ def _square(ops, x):
     return ops.mul(x, x)
 
 
-defop("square", "input", decomp=_square, ref="torch.square", flags=COMPLEX,
-      node_name="PowBackward0")
+defcomposite("square", "input: Tensor", _square, ref="torch.square", flags=COMPLEX,
+             node_name="PowBackward0")
 
 
 # ---- rounding: gradient 0 everywhere; integer tensors come back unchanged -----------------------
@@ -214,7 +228,7 @@ def _frac(ops, x):
     return ops.sub(x, ops.trunc(x))
 
 
-defop("frac", "input", decomp=_frac, ref="torch.frac")
+defcomposite("frac", "input: Tensor", _frac, ref="torch.frac")
 
 
 # ---- NaN/Inf handling ---------------------------------------------------------------------------
@@ -295,7 +309,8 @@ def _softplus_vjp(b, ct, x, out, *, beta, threshold):
 
 _unary("softplus", _softplus_kernel, _softplus_vjp, infer=float_only("softplus"), flags=EW,
        attrs=(("beta", 1.0), ("threshold", 20.0)), canon=_float_canon("beta", "threshold"),
-       ref="torch.nn.functional.softplus")
+       ref="torch.nn.functional.softplus",
+       autocast={"cuda": AUTOCAST_FP32})
 
 
 def _elu_kernel(xp, x, *, alpha):
@@ -337,9 +352,9 @@ _unary("hardtanh", _hardtanh_kernel, infer=_no_bool("hardtanh"), flags=EW,
        attrs=(("min_val", -1.0), ("max_val", 1.0)), canon=_hardtanh_canon,
        ref="torch.nn.functional.hardtanh")
 
-defop("relu6", "input", ref="torch.nn.functional.relu6 (hardtanh(x, 0, 6))",
-      decomp=lambda ops, x: ops.hardtanh(check_operand(ops, "relu6", x), 0.0, 6.0),
-      node_name="HardtanhBackward0")
+defcomposite("relu6", "input: Tensor",
+             lambda ops, x: ops.hardtanh(check_operand(ops, "relu6", x), 0.0, 6.0),
+             ref="torch.nn.functional.relu6 (hardtanh(x, 0, 6))", node_name="HardtanhBackward0")
 
 
 def _silu(ops, x):
@@ -352,8 +367,8 @@ def _mish(ops, x):
     return ops.mul(x, ops.tanh(ops.softplus(x)))
 
 
-defop("silu", "input", decomp=_silu, ref="torch.nn.functional.silu (x * sigmoid(x))")
-defop("mish", "input", decomp=_mish, ref="torch.nn.functional.mish (x * tanh(softplus(x)))")
+defcomposite("silu", "input: Tensor", _silu, ref="torch.nn.functional.silu (x * sigmoid(x))")
+defcomposite("mish", "input: Tensor", _mish, ref="torch.nn.functional.mish (x * tanh(softplus(x)))")
 
 
 # ---- casts, logical and bitwise -----------------------------------------------------------------
@@ -387,7 +402,8 @@ def _convert_canon(types, *, dtype):
 defop("convert", "input", attrs=(("dtype", None),), flags=CEW | INTERNAL,
       canon=_convert_canon,
       infer=_convert_infer, ref="torch.Tensor.to(dtype)",
-      kernel=_convert_kernel, vjp=_convert_vjp, jvp=LINEAR)
+      kernel=_convert_kernel, vjp=_convert_vjp, jvp=LINEAR,
+      aten_name="aten::_to_copy")
 
 defop("logical_not", "input", infer=bool_out, flags=CEW, ref="torch.logical_not",
       kernel=lambda xp, x: xp.logical_not(x), vjp=NONDIFF)

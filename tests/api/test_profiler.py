@@ -17,6 +17,7 @@ import pytest
 import tracegrad as tg
 from tracegrad import _state
 from tracegrad.autograd import profiler as P
+from tracegrad.autograd.profiler_programs import _schedule
 from tracegrad.autograd.profiler_util import chrome_trace
 from tracegrad.ir import types as T
 from tracegrad.ir.builder import Builder
@@ -432,7 +433,7 @@ def test_schedule_regroups_interleaved_backward_nodes():
     b.fwd_id = 1
     s = b.mul(q, r)
     g.outputs = [s]
-    order, last_use, groups = P._schedule(_Prog(g))
+    order, last_use, groups = _schedule(_Prog(g))
     assert [n.fwd_id for n in order] == [2, 2, 1, 1]
     assert groups == (2, 1)
     assert last_use[id(s)] is None and last_use[id(r)] is order[3]

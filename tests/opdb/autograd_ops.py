@@ -1,9 +1,5 @@
-"""Ops of the autograd engine: `clone`, and the internal marks of hooks and custom Functions.
-
-The internal ops never run as kernels: they mark a forward graph for the
-autodiff pass, or call Python hooks / ``Function.backward`` from a backward
-program (tracegrad/autograd/hooks.py); tests/api/test_hooks.py and
-test_function.py exercise them on both executors.
+"""Ops of the autograd engine: `clone`.  The internal marks of hooks and custom Functions
+(which never run as kernels of a user call) have their entries in program_ops.py.
 """
 from __future__ import annotations
 
@@ -17,10 +13,3 @@ OPS = [
            _unary_samples(uniform, I64), error_inputs=lambda: [_not_a_tensor("clone")],
            complex_samples=2),
 ]
-
-NOT_IN_OPDB = {
-    "tensor_hooks": "forward mark of a hooked tensor (engine-internal): tests/api/test_hooks.py",
-    "node_hooks": "forward mark of a node with hooks (engine-internal): tests/api/test_hooks.py",
-    "host_call": "a Python hook / Function.backward in a backward program: tests/api/test_hooks.py",
-    "custom_function": "an autograd.Function application: tests/api/test_function.py",
-}

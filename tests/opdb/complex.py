@@ -16,6 +16,8 @@ import tracegrad as tg
 
 from .core import (C64, C128, F32, F64, ErrorInput, OpInfo, Sample, cnonzero, cuniform, ints,
                    nonzero, positive, uniform)
+from .core import (ComplexEdgeGrad, ComplexForwardAD, ComplexSecondOrder,  # point-check records
+                   ComplexTorchGrad, Z00)
 
 A = np.array
 COMPLEX_OUT = {"gradcheck": "a complex result: tg.autograd.gradcheck is real-only (the FD "
@@ -118,24 +120,54 @@ def _vdot_errors():
 OPS = [
     # conj of a real tensor: the tensor's values (torch returns the tensor itself)
     OpInfo("conj", tg.conj, lambda xp, x: xp.conj(x), _real_unary(),
-           complex_samples=_complex_unary()),
+           complex_samples=_complex_unary(),
+           point_checks=(
+               # |z|^2 -> 2z (with G_REAL[0] = 1)
+               ComplexTorchGrad("abs_squared", lambda z: (z * z.conj()).real.sum().reshape(1), 1,
+                                [[2 + 4j, -1 + 0.6j, 1.4 - 2.2j]]),
+               ComplexTorchGrad("conj", tg.conj, 1, [[1 + 0.5j, 0.3 - 0.2j, -0.7 - 1j]]),
+               ComplexSecondOrder("conj_real_imag", lambda z, w: z.conj() * z.real + z.imag * w),
+               ComplexForwardAD("conj", tg.conj, np.conj),
+           )),
     OpInfo("conj_physical", lambda x: x.conj_physical(), lambda xp, x: xp.conj(x),
            _real_unary(), complex_samples=_complex_unary()),
     # tg.real, not x.real: Tensor.real of a real tensor is the tensor itself (no op), as torch
     OpInfo("real", tg.real, lambda xp, x: xp.real(x), _real_unary(),
-           complex_samples=_real_out(cuniform)),
+           complex_samples=_real_out(cuniform),
+           point_checks=(
+               ComplexTorchGrad("real", lambda z: z.real, 1, [[1, -2, 0.5]]),
+               ComplexForwardAD("real", lambda z: z.real, np.real),
+           )),
     OpInfo("imag", lambda x: x.imag, lambda xp, x: xp.imag(x), lambda rng, dtype: [],
            dtypes=(), complex_samples=_real_out(cuniform),
            error_inputs=lambda: [ErrorInput((np.ones((3,), np.float32),), RuntimeError,
-                                            ("imag", "non-complex", "f32[3]"))]),
+                                            ("imag", "non-complex", "f32[3]"))],
+           point_checks=(
+               ComplexTorchGrad("imag", lambda z: z.imag, 1, [[1j, -2j, 0.5j]]),
+           )),
     OpInfo("angle", tg.angle, _angle_ref, _real_unary(nonzero, int_out=F32),
            complex_samples=_real_out(cnonzero, zeros=True),
-           notes="complex: gradient i z / |z|^2, 0 at z = 0; real: 0 everywhere, as torch"),
+           notes="complex: gradient i z / |z|^2, 0 at z = 0; real: 0 everywhere, as torch",
+           point_checks=(
+               ComplexTorchGrad("angle", tg.angle, 1,
+                                [[-0.4 + 0.2j, 1.764705882353 + 2.941176470588j,
+                         0.323529411765 + 0.205882352941j]]),
+               ComplexSecondOrder("angle", lambda z, w: z.angle() * w.real),
+               ComplexForwardAD("angle", tg.angle, np.angle),
+           )),
     OpInfo("sgn", tg.sgn, _sgn_ref, _real_unary(nonzero),
            complex_samples=lambda rng, dtype: [Sample((cnonzero(rng, (3, 4), dtype),)),
                                                Sample((A([0j, 3 + 4j], dtype.numpy),),
                                                       fd=False)],
-           notes="z / |z|; gradient 0 at z = 0 and for real inputs (sign), as torch"),
+           notes="z / |z|; gradient 0 at z = 0 and for real inputs (sign), as torch",
+           point_checks=(
+               ComplexTorchGrad("sgn", tg.sgn, 1,
+                                [[0.4472135955 - 0.22360679775j, 0.287512333915 + 0.479187223192j,
+                           -0.034739002436 - 0.022106637914j]]),
+               ComplexSecondOrder("sgn", lambda z, w: z.sgn() * w),
+               ComplexForwardAD("sgn", tg.sgn, lambda z: z / np.abs(z)),
+               ComplexEdgeGrad("sgn_at_0", lambda z: z.sgn().real.sum(), Z00, [0, 0]),
+           )),
     OpInfo("complex", tg.complex, lambda xp, re, im: re + 1j * im, _parts_samples(),
            error_inputs=_parts_errors("complex"), skips=COMPLEX_OUT),
     OpInfo("polar", tg.polar, lambda xp, r, theta: r * xp.cos(theta) + 1j * r * xp.sin(theta),
@@ -151,5 +183,10 @@ OPS = [
                                             ("view_as_complex", "size 2", "f32[3,3]"))]),
     # dot does not conjugate, vdot conjugates its first argument (torch, numpy.vdot)
     OpInfo("vdot", tg.vdot, lambda xp, a, b: xp.vdot(a, b), _vdot_samples,
-           complex_samples=_vdot_samples, error_inputs=_vdot_errors),
+           complex_samples=_vdot_samples, error_inputs=_vdot_errors,
+           point_checks=(
+               ComplexTorchGrad("vdot", lambda a, b: tg.vdot(a, b).reshape(1), 2,
+                                [[0.5 - 0.25j, 0.95 + 1.1j, -1.25 + 0.5j],
+                                 [2 + 1.5j, -0.35 + 0.55j, 0.15 - 1.45j]]),
+           )),
 ]

@@ -60,6 +60,105 @@ class ErrorInput:
     xfail: str = ""
 
 
+# ---- checks at chosen points -------------------------------------------------------------
+# Values of an op recorded at points the random samples never hit (kinks, ties, zeros,
+# branch points), and derivative checks at fixed complex points.  Each record lives in the
+# `point_checks` of its op's entry; its type says which test reads it, its `name` is the
+# test id.
+INF, NAN = math.inf, math.nan
+# the complex points and cotangents of the complex records (tests/ops/test_complex.py)
+Z = [1 + 2j, -0.5 + 0.3j, 0.7 - 1.1j]
+W = [0.3 - 0.4j, 1.2 + 0.5j, -0.8 + 0.9j]
+G = [1 - 0.5j, 0.3 + 0.2j, -0.7 + 1.0j]      # the cotangent of a complex result
+G_REAL = [1.0, -2.0, 0.5]                    # ... of a real result
+Z00 = [0j, 0j]                               # the complex zero vector (edge records)
+
+
+@dataclass(frozen=True)
+class Subgradient:
+    """torch's gradient of ``fn(*args).sum()`` at a point where the op is not differentiable
+    (tests/ops/test_ops.py::test_subgradient_matches_torch).
+
+    Attributes:
+        name: the test id.
+        op: the function's path under `tracegrad` ("relu", "nn.functional.hardtanh"); the
+            check is skipped until the op exists.
+        fn: the call, on float64 tensors built from `args`.
+        args: input values (float64, all differentiated).
+        grads: torch 2.13's gradients, one per argument.
+        note: the convention in words (listed in docs/ops.md).
+    """
+
+    name: str
+    op: str
+    fn: Callable
+    args: tuple
+    grads: tuple
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ComplexTorchGrad:
+    """torch 2.13's gradients of ``fn`` on the first `n` of the complex points (Z, W) for the
+    cotangent G (G_REAL for a real result), complex128 (test_complex.py)."""
+
+    name: str
+    fn: Callable
+    n: int
+    grads: list
+
+
+@dataclass(frozen=True)
+class ComplexEdgeGrad:
+    """torch 2.13's gradient of the real scalar ``fn(z)`` at a complex128 point `z` where it is
+    a subgradient or a limit (zeros, ties, infinities; test_complex.py)."""
+
+    name: str
+    fn: Callable
+    z: list
+    grads: list
+
+
+@dataclass(frozen=True)
+class ComplexSecondOrder:
+    """``fn(z, w)``, whose double backward through the complex rules test_complex.py checks
+    against central differences at z = Z + 0.5, w = W."""
+
+    name: str
+    fn: Callable
+
+
+@dataclass(frozen=True)
+class ComplexForwardAD:
+    """``fn`` on a dual tensor at Z with tangent G; `ref`, the NumPy function whose central
+    differences the tangent must match (test_complex.py)."""
+
+    name: str
+    fn: Callable
+    ref: Callable
+
+
+@dataclass(frozen=True)
+class LinalgTorchGrad:
+    """torch 2.13's gradient of the scalar ``fn(a)`` at the point `a` (float64; complex128 for
+    `complex`), tests/ops/test_linalg.py."""
+
+    name: str
+    fn: Callable
+    point: Any
+    grads: Any
+    complex: bool = False
+
+
+@dataclass(frozen=True)
+class LinalgSecondOrder:
+    """``fn(a)`` near a small complex 3x3 matrix a: test_linalg.py checks its double backward
+    (the phase checks included) against central differences."""
+
+    name: str
+    fn: Callable
+
+
 @dataclass(frozen=True)
 class OpInfo:
     """How to test one op.
@@ -93,6 +192,12 @@ class OpInfo:
             complex128) and gives each floating array an imaginary part (`complexify`); a
             callable is ``(rng, dtype) -> list[Sample]``.  None: the op rejects complex
             inputs (tests/ops/test_complex.py checks the error).
+        point_checks: records of the op at chosen points (`Subgradient`, `ComplexTorchGrad`,
+            `ComplexEdgeGrad`, `ComplexSecondOrder`, `ComplexForwardAD`, `LinalgTorchGrad`,
+            `LinalgSecondOrder`), each checked by the test its type names.
+        exercised_by: for an op no call from the user API can run on its own (a mark of one
+            tape carrying its Python hooks): why, and the tests that run it instead.  Such
+            an entry has no samples (`fn` and `ref` are None).
     """
 
     name: str
@@ -112,6 +217,8 @@ class OpInfo:
     notes: str = ""
     note: str = ""
     complex_samples: Any = None
+    point_checks: tuple = ()
+    exercised_by: str = ""
 
     def tol(self, dtype) -> tuple[float, float]:
         return self.tols.get(dtype, DEFAULT_TOLS.get(dtype, (0.0, 0.0)))
@@ -403,20 +510,68 @@ BINARY_OPS = [
     OpInfo("rsub", tg.rsub, lambda xp, x, y: xp.subtract(y, x), _rsub_samples,
            error_inputs=_broadcast_errors("rsub"), complex_samples=_complex_binary_samples()),
     _binary("mul", lambda x, y: x * y, lambda xp, x, y: xp.multiply(x, y),
-            complex_samples=_complex_binary_samples()),
+            complex_samples=_complex_binary_samples(),
+            point_checks=(
+                ComplexTorchGrad("mul", lambda a, b: a * b, 2,
+                                 [[0.5 + 0.25j, 0.46 + 0.09j, 1.46 - 0.17j],
+                           [-2.5j, -0.09 - 0.19j, -1.59 - 0.07j]]),
+                ComplexForwardAD("mul", lambda z: z * tg.tensor(np.array(W)),
+                                 lambda z: z * np.array(W)),
+            )),
     OpInfo("div", lambda x, y: x / y, lambda xp, x, y: xp.true_divide(x, y), _div_samples,
            error_inputs=_broadcast_errors("div"),
-           complex_samples=_complex_binary_samples(cuniform, cnonzero, nonzero)),
+           complex_samples=_complex_binary_samples(cuniform, cnonzero, nonzero),
+           point_checks=(
+               ComplexTorchGrad("div", lambda a, b: a / b, 2,
+                                [[0.4 - 2.2j, 0.153846153846 + 0.230769230769j,
+                                  -0.234482758621 - 0.986206896552j],
+                                 [9.6 - 2.8j, -0.042330450614 + 0.116977696859j,
+                                  -0.080618311534 - 1.094649227111j]]),
+               ComplexSecondOrder("div", lambda z, w: w / z),
+           )),
     # complex base off the negative real axis (pow's branch cut)
     OpInfo("pow", lambda x, y: tg.pow(x, y), _pow_ref, _pow_samples,
            error_inputs=_broadcast_errors("pow"),
-           complex_samples=_complex_binary_samples(cpositive, cuniform, real_x=positive)),
+           complex_samples=_complex_binary_samples(cpositive, cuniform, real_x=positive),
+           point_checks=(
+               Subgradient("pow_scalar_zero", "pow", lambda x: tg.pow(x, 0.0), ([0.0, 2.0],),
+                           ([0.0, 0.0],), "d/dx x**0 = 0, also at x = 0"),
+               Subgradient("pow_scalar_half", "pow", lambda x: tg.pow(x, 0.5), ([0.0, 4.0],),
+                           ([INF, 0.25],), "d/dx x**0.5 = inf at 0"),
+               Subgradient("pow_tensor", "pow", lambda x, y: tg.pow(x, y),
+                           ([0.0, 0.0, 0.0], [0.0, 2.0, 0.5]), ([0.0, 0.0, INF], [0.0, 0.0, 0.0]),
+                           "at x = 0: d/dx is 0 where y = 0, d/dy is 0 where y >= 0"),
+               ComplexTorchGrad("pow", lambda a, b: a ** b, 2,
+                                [[0.005083128307 + 0.495557547635j,
+                                  0.114422513148 - 0.006565974927j,
+                                  -1.254518635029 - 1.86870861723j],
+                                 [0.467134307639 - 2.997299119633j,
+                                  -0.085169147122 + 0.106750616685j,
+                                  -1.952571246474 + 1.610363783789j]]),
+               ComplexSecondOrder("pow", lambda z, w: z ** w),
+           )),
     OpInfo("pow_scalar", lambda x, y: x ** y, _pow_ref,
-           _pow_scalar_samples, covers=("pow",), complex_samples=_pow_scalar_complex),
+           _pow_scalar_samples, covers=("pow",), complex_samples=_pow_scalar_complex,
+           point_checks=(
+               ComplexTorchGrad("pow_scalar", lambda a: a ** 2.5, 1,
+                                [[-4.913446110984 - 7.950122809463j,
+                    -0.395414368792 + 0.068756985445j,
+                    -3.88265692635 - 2.359321895744j]]),
+           )),
     OpInfo("maximum", tg.maximum, lambda xp, x, y: xp.maximum(x, y), _minmax_samples,
-           error_inputs=_broadcast_errors("maximum")),
+           error_inputs=_broadcast_errors("maximum"),
+           point_checks=(
+               Subgradient("maximum", "maximum", lambda x, y: tg.maximum(x, y),
+                           ([1.0, 2.0, 3.0], [1.0, 3.0, 2.0]), ([0.5, 0.0, 1.0], [0.5, 1.0, 0.0]),
+                           "a tie splits the gradient 1/2 each"),
+           )),
     OpInfo("minimum", tg.minimum, lambda xp, x, y: xp.minimum(x, y), _minmax_samples,
-           error_inputs=_broadcast_errors("minimum")),
+           error_inputs=_broadcast_errors("minimum"),
+           point_checks=(
+               Subgradient("minimum", "minimum", lambda x, y: tg.minimum(x, y),
+                           ([1.0, 2.0, 3.0], [1.0, 3.0, 2.0]), ([0.5, 1.0, 0.0], [0.5, 0.0, 1.0]),
+                           "a tie splits the gradient 1/2 each"),
+           )),
 ]
 
 
@@ -547,20 +702,75 @@ def _abs_complex(rng, dtype):
 UNARY_OPS = [
     _unary("neg", lambda x: -x, lambda xp, x: xp.negative(x), int_out=I64,
            errors=_no_bool("neg"), complex_samples=3),
-    _unary("exp", tg.exp, lambda xp, x: xp.exp(x), complex_samples=3),
-    _unary("log", tg.log, lambda xp, x: xp.log(x), gen=positive, complex_samples=3),
-    _unary("sqrt", tg.sqrt, lambda xp, x: xp.sqrt(x), gen=positive, complex_samples=3),
-    _unary("tanh", tg.tanh, lambda xp, x: xp.tanh(x), complex_samples=3),
+    _unary("exp", tg.exp, lambda xp, x: xp.exp(x), complex_samples=3,
+           point_checks=(
+               ComplexTorchGrad("exp", tg.exp, 1,
+                                [[-2.367067719759 - 1.906124480126j,
+                                  0.20968067448 + 0.062115554428j,
+                           -2.434072526575 - 0.34283944635j]]),
+               ComplexSecondOrder("exp", lambda z, w: tg.exp(z) * w),
+               ComplexForwardAD("exp", tg.exp, np.exp),
+           )),
+    _unary("log", tg.log, lambda xp, x: xp.log(x), gen=positive, complex_samples=3,
+           point_checks=(
+               Subgradient("log", "log", lambda x: tg.log(x), ([0.0, 2.0],), ([INF, 0.5],),
+                           "log'(0) = inf"),
+               ComplexTorchGrad("log", tg.log, 1,
+                                [[0.4 + 0.3j, -0.617647058824 - 0.029411764706j,
+                           0.358823529412 + 0.864705882353j]]),
+           )),
+    _unary("sqrt", tg.sqrt, lambda xp, x: xp.sqrt(x), gen=positive, complex_samples=3,
+           point_checks=(
+               Subgradient("sqrt", "sqrt", lambda x: tg.sqrt(x), ([0.0, 4.0],), ([INF, 0.25],),
+                           "sqrt'(0) = inf"),
+               ComplexTorchGrad("sqrt", tg.sqrt, 1,
+                                [[0.372326636566 + 0.033572671876j,
+                                  -0.07377024805 + 0.224265446901j,
+                          -0.057982196019 + 0.531349718444j]]),
+               ComplexSecondOrder("sqrt", lambda z, w: tg.sqrt(z) * w),
+               ComplexForwardAD("sqrt", tg.sqrt, np.sqrt),
+           )),
+    _unary("tanh", tg.tanh, lambda xp, x: xp.tanh(x), complex_samples=3,
+           point_checks=(
+               ComplexTorchGrad("tanh", tg.tanh, 1,
+                                [[-0.586053108682 - 0.417102221774j,
+                                  0.290505997831 + 0.091147549445j,
+                          1.413867100893 + 0.665219223035j]]),
+           )),
     OpInfo("sigmoid", tg.nn.functional.sigmoid, lambda xp, x: 1.0 / (1.0 + xp.exp(-x)),
            _sigmoid_samples, error_inputs=lambda: [_not_a_tensor("sigmoid")],
-           complex_samples=3),
+           complex_samples=3,
+           point_checks=(
+               ComplexTorchGrad("sigmoid", tg.sigmoid, 1,
+                                [[0.351247947423 + 0.35027387592j,
+                       0.075365039753 + 0.042553231973j,
+                       -0.072345906069 + 0.349771184962j]]),
+               ComplexSecondOrder("sigmoid", lambda z, w: tg.sigmoid(z * w)),
+           )),
     # the where() reference has torch's subgradient 0 at x == 0 (jnp.maximum would give 1/2)
     _unary("relu", tg.relu, lambda xp, x: xp.where(x > 0, x, 0.0 * x), gen=nonzero, int_out=I64,
-           kink=0.0, errors=_no_bool("relu")),
+           kink=0.0, errors=_no_bool("relu"),
+           point_checks=(
+               Subgradient("relu", "relu", lambda x: tg.relu(x), ([-1.0, 0.0, 2.0],),
+                           ([0.0, 0.0, 1.0],), "relu'(0) = 0"),
+           )),
     _unary("abs", tg.abs, _abs_ref, gen=nonzero, int_out=I64, kink=0.0,
-           errors=lambda: [_not_a_tensor("abs", promotes=False)], complex_samples=_abs_complex),
+           errors=lambda: [_not_a_tensor("abs", promotes=False)], complex_samples=_abs_complex,
+           point_checks=(
+               Subgradient("abs", "abs", lambda x: tg.abs(x), ([-1.0, 0.0, 2.0],),
+                           ([-1.0, 0.0, 1.0],), "abs'(0) = 0 (sign(0))"),
+               ComplexTorchGrad("abs", tg.abs, 1,
+                                [[0.4472135955 + 0.894427191j, 1.714985851425 - 1.028991510855j,
+                           0.268437746097 - 0.421830743866j]]),
+               ComplexSecondOrder("abs", lambda z, w: z.abs() * w),
+               ComplexForwardAD("abs", tg.abs, np.abs),
+           )),
     _unary("sign", tg.sign, lambda xp, x: xp.sign(x), gen=nonzero, int_out=I64, kink=0.0,
-           errors=lambda: [_not_a_tensor("sign", promotes=False)]),
+           errors=lambda: [_not_a_tensor("sign", promotes=False)],
+           point_checks=(
+               Subgradient("sign", "sign", lambda x: tg.sign(x), ([-1.0, 0.0, 2.0],),
+                           ([0.0, 0.0, 0.0],), "0 everywhere, also at 0"),
+           )),
 ]
 
 
@@ -634,14 +844,28 @@ def _amax_errors():
 
 REDUCE_OPS = [
     OpInfo("sum", lambda x, **kw: x.sum(**kw), _sum_ref, _reduce_samples(uniform, I64),
-           error_inputs=_reduce_errors("sum"), complex_samples=3),
+           error_inputs=_reduce_errors("sum"), complex_samples=3,
+           point_checks=(
+               ComplexTorchGrad("sum_abs", lambda a: a.abs().sum().reshape(1), 1,
+                                [[0.4472135955 + 0.894427191j, -0.857492925713 + 0.514495755428j,
+                                  0.536875492193 - 0.843661487732j]]),
+           )),
     OpInfo("mean", lambda x, **kw: tg.mean(x, **kw),
            lambda xp, x, dim=None, keepdim=False: xp.mean(x, axis=_axis(x, dim), keepdims=keepdim),
-           _reduce_samples(uniform), error_inputs=_mean_errors, complex_samples=3),
+           _reduce_samples(uniform), error_inputs=_mean_errors, complex_samples=3,
+           point_checks=(
+               ComplexTorchGrad("mean", lambda a: a.mean().reshape(1), 1, [[1 / 3 - 1j / 6] * 3]),
+           )),
     # torch.amax splits the gradient evenly among tied maxima, as jnp.max does
     OpInfo("amax", lambda x, **kw: x.amax(**kw),
            lambda xp, x, dim=None, keepdim=False: xp.max(x, axis=_axis(x, dim), keepdims=keepdim),
-           _reduce_samples(distinct, tie=True), error_inputs=_amax_errors),
+           _reduce_samples(distinct, tie=True), error_inputs=_amax_errors,
+           point_checks=(
+               Subgradient("amax", "amax", lambda x: tg.amax(x, dim=1),
+                           ([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]],),
+                           ([[0.0, 0.5, 0.5], [1 / 3, 1 / 3, 1 / 3]],),
+                           "tied maxima share the gradient evenly"),
+           )),
     OpInfo("sum_to_size", lambda x, size: x.sum_to_size(size), _sum_to_size_ref,
            lambda rng, dtype: [Sample((uniform(rng, (2, 3, 4), dtype), (3, 1))),
                                Sample((uniform(rng, (2, 3, 4), dtype), (1, 3, 4))),
@@ -681,7 +905,15 @@ def _matmul_errors():
 
 MATMUL = OpInfo("matmul", lambda x, y: x @ y, lambda xp, x, y: xp.matmul(x, y), _matmul_samples,
                 error_inputs=_matmul_errors, covers=("matmul", "batched_matmul"),
-                executor_samples=(2, 5), complex_samples=6)
+                executor_samples=(2, 5), complex_samples=6,
+                point_checks=(
+                    ComplexTorchGrad("matmul",
+                                     lambda a, b: (a.reshape(3, 1) @ b.reshape(1, 3)).sum(0), 2,
+                                     [[2.42 + 0.17j] * 3, [0.6 - 1.8j, 0.6 - 0.12j, 0.36 + 2.04j]]),
+                    ComplexSecondOrder("matmul", lambda z, w: z.reshape(3, 1) @ z[None]),
+                    ComplexForwardAD("matmul", lambda z: z[None] @ z[:, None],
+                                     lambda z: np.array([[np.dot(z, z)]])),
+                ))
 
 
 # ---- shape ops ----------------------------------------------------------------------------
@@ -916,12 +1148,3 @@ NN_OPS = [
 
 OPS: list[OpInfo] = (BINARY_OPS + [WHERE] + COMPARE_OPS + UNARY_OPS + [TO] + REDUCE_OPS
                      + [MATMUL] + SHAPE_OPS + [GETITEM] + NN_OPS)
-
-# Registry ops without an entry above, and why.
-NOT_IN_OPDB = {
-    "full": "creation op: tests/api",
-    "arange": "creation op: tests/api",
-    "slice_backward": "backward-only op, run by every getitem backward program",
-    "index_take_backward": "backward-only op, run by every integer-array getitem backward program",
-    "index_check": "traced-only bounds check of a user's index: tests/api/test_index_bounds.py",
-}

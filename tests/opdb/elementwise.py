@@ -21,9 +21,12 @@ import tracegrad as tg
 from .core import (BOOL, C64, F32, F64, I64, ErrorInput, OpInfo, Sample, _binary_samples,
                    _bools, _broadcast_errors, _no_bool, _not_a_tensor, _unary_samples, cnonzero,
                    complexify, cuniform, grid, ints, nonzero, positive, uniform, with_imag)
+from .core import (ComplexEdgeGrad, ComplexSecondOrder, ComplexTorchGrad,  # point-check records
+                   Subgradient)
 
 F = tg.nn.functional
 A = np.array
+NAN, INF = math.nan, math.inf
 
 
 def _sp(xp):
@@ -71,22 +74,49 @@ def _int_sample(low, high):
 
 
 TRIG_OPS = [
-    _unary("sin", tg.sin, lambda xp, x: xp.sin(x), complex_samples=2),
+    _unary("sin", tg.sin, lambda xp, x: xp.sin(x), complex_samples=2,
+           point_checks=(
+               ComplexTorchGrad("sin", tg.sin, 1,
+                                [[3.558671906596 + 2.035536295642j,
+                                  0.304410216522 + 0.139675728544j,
+                           -0.032859641993 + 1.878466787148j]]),
+           )),
     _unary("cos", lambda x: x.cos(), lambda xp, x: xp.cos(x), errors=NO_ERRORS, complex_samples=2),
     _unary("tan", tg.tan, lambda xp, x: xp.tan(x), gen=_in(-1.2, 1.2), complex_samples=2),
     _unary("asin", tg.asin, lambda xp, x: xp.arcsin(x), gen=_in(-0.9, 0.9), int_out=None,
-           extra=_int_sample(-1, 2), notes="gradient inf at |x| = 1, as torch", complex_samples=2),
+           extra=_int_sample(-1, 2), notes="gradient inf at |x| = 1, as torch", complex_samples=2,
+           point_checks=(
+               Subgradient("asin", "asin", lambda x: tg.asin(x), ([1.0, -1.0, 0.0],),
+                           ([INF, INF, 1.0],), "inf at +-1"),
+               ComplexTorchGrad("asin", tg.asin, 1,
+                                [[0.307994211894 - 0.35512030998j, 0.276845850757 + 0.262872872224j,
+                          -0.66532533208 + 0.450258641684j]]),
+           )),
     _unary("acos", lambda x: x.acos(), lambda xp, x: xp.arccos(x), gen=_in(-0.9, 0.9),
            int_out=None, extra=_int_sample(-1, 2), errors=NO_ERRORS,
-           notes="gradient -inf at |x| = 1, as torch", complex_samples=2),
+           notes="gradient -inf at |x| = 1, as torch", complex_samples=2,
+           point_checks=(
+               Subgradient("acos", "acos", lambda x: tg.acos(x), ([1.0, -1.0, 0.0],),
+                           ([-INF, -INF, -1.0],), "-inf at +-1"),
+           )),
     _unary("atan", tg.atan, lambda xp, x: xp.arctan(x), complex_samples=2),
     _unary("sinh", tg.sinh, lambda xp, x: xp.sinh(x), complex_samples=2),
     _unary("cosh", tg.cosh, lambda xp, x: xp.cosh(x), complex_samples=2),
     _unary("asinh", tg.asinh, lambda xp, x: xp.arcsinh(x), complex_samples=2),
     _unary("acosh", tg.acosh, lambda xp, x: xp.arccosh(x), gen=_in(1.1, 3.0),
-           notes="gradient inf at x = 1, as torch", complex_samples=2),
+           notes="gradient inf at x = 1, as torch", complex_samples=2,
+           point_checks=(
+               ComplexTorchGrad("acosh", tg.acosh, 1,
+                                [[0.35512030998 + 0.307994211894j,
+                                  -0.262872872224 + 0.276845850757j,
+                         0.450258641684 + 0.66532533208j]]),
+           )),
     _unary("atanh", tg.atanh, lambda xp, x: xp.arctanh(x), gen=_in(-0.9, 0.9), int_out=None,
-           extra=_int_sample(0, 1), notes="gradient inf at |x| = 1, as torch", complex_samples=2),
+           extra=_int_sample(0, 1), notes="gradient inf at |x| = 1, as torch", complex_samples=2,
+           point_checks=(
+               Subgradient("atanh", "atanh", lambda x: tg.atanh(x), ([1.0, 0.0],), ([INF, 1.0],),
+                           "inf at 1"),
+           )),
     _unary("exp2", tg.exp2, lambda xp, x: xp.exp2(x), complex_samples=2),
     _unary("expm1", tg.expm1, lambda xp, x: xp.expm1(x),
            extra=_values(1e-7, -1e-8, 0.0), complex_samples=2),   # no cancellation near 0
@@ -98,7 +128,12 @@ TRIG_OPS = [
     _unary("rsqrt", tg.rsqrt, lambda xp, x: 1.0 / xp.sqrt(x), gen=positive,
            notes="rsqrt(0) = inf with gradient -inf, as torch", complex_samples=2),
     _unary("reciprocal", lambda x: x.reciprocal(), lambda xp, x: 1.0 / x, gen=nonzero,
-           errors=NO_ERRORS, complex_samples=2),
+           errors=NO_ERRORS, complex_samples=2,
+           point_checks=(
+               ComplexTorchGrad("reciprocal", tg.reciprocal, 1,
+                                [[0.04 - 0.22j, -0.934256055363 + 0.501730103806j,
+                    -0.707266435986 - 0.123875432526j]]),
+           )),
 ]
 
 
@@ -135,17 +170,29 @@ ROUNDING_OPS = [
     _unary("square", tg.square, lambda xp, x: x * x, int_out=I64, extra=_square_extra,
            complex_samples=2),
     _unary("floor", tg.floor, _rounding_ref(lambda xp, x: xp.floor(x)), int_out=I64,
-           errors=_no_bool("floor"), notes=ZERO_GRAD),
+           errors=_no_bool("floor"), notes=ZERO_GRAD,
+           point_checks=(
+               Subgradient("floor", "floor", lambda x: tg.floor(x), ([-1.0, 0.5, 1.0],),
+                           ([0.0, 0.0, 0.0],), "0 everywhere, also at the jumps"),
+           )),
     _unary("ceil", lambda x: x.ceil(), _rounding_ref(lambda xp, x: xp.ceil(x)), int_out=I64,
            errors=_no_bool("ceil"), notes=ZERO_GRAD),
     _unary("trunc", tg.trunc, _rounding_ref(lambda xp, x: xp.trunc(x)), int_out=I64,
            errors=_no_bool("trunc"), notes=ZERO_GRAD),
     _unary("round", lambda x, **kw: x.round(**kw),
            _rounding_ref(lambda xp, x, decimals=0: xp.round(x, decimals)), int_out=I64,
-           extra=_round_extra, errors=_round_errors, notes=ZERO_GRAD),
+           extra=_round_extra, errors=_round_errors, notes=ZERO_GRAD,
+           point_checks=(
+               Subgradient("round", "round", lambda x: tg.round(x), ([0.5, 1.5, 1.0],),
+                           ([0.0, 0.0, 0.0],), "0 everywhere, also at the jumps"),
+           )),
     _unary("frac", tg.frac, lambda xp, x: x - xp.trunc(x), int_out=None,
            extra=_values(-1.5, 1.25, 3.0, fd=False), errors=_float_only("frac"),
-           notes="gradient 1 everywhere (also at integers), as torch"),
+           notes="gradient 1 everywhere (also at integers), as torch",
+           point_checks=(
+               Subgradient("frac", "frac", lambda x: tg.frac(x), ([-1.0, 0.5, 1.0],),
+                           ([1.0, 1.0, 1.0],), "1 everywhere, also at the jumps"),
+           )),
 ]
 
 
@@ -162,7 +209,11 @@ SPECIAL_OPS = [
            extra=_values(3.0, 5.0, -3.0), errors=NO_ERRORS),   # tails that 1 - erf loses
     _unary("erfinv", tg.erfinv, lambda xp, x: _sp(xp).erfinv(x), gen=_in(-0.95, 0.95),
            int_out=None, extra=_int_sample(0, 1),
-           notes="erfinv(+-1) = +-inf with gradient inf, as torch"),
+           notes="erfinv(+-1) = +-inf with gradient inf, as torch",
+           point_checks=(
+               Subgradient("erfinv", "erfinv", lambda x: tg.erfinv(x), ([1.0, 0.0],),
+                           ([INF, math.sqrt(math.pi) / 2],), "inf at 1"),
+           )),
     _unary("lgamma", tg.lgamma, lambda xp, x: _sp(xp).gammaln(x), gen=_in(0.2, 4.0),
            extra=_values(-0.5, -1.5, -2.7, 10.0),
            notes="log|gamma(x)|; inf at 0 and the negative integers, gradient digamma(x)"),
@@ -279,17 +330,35 @@ ACTIVATION_OPS = [
            lambda rng, dtype: (_unary_samples(nonzero)(rng, dtype)
                                + [Sample((nonzero(rng, (3, 4), dtype), 0.5))]
                                + _kink(0.0, -1.0, 1.0, kw={"alpha": 2.0})(rng, dtype)),
-           error_inputs=_float_only("elu"), notes="gradient alpha at 0, as torch"),
+           error_inputs=_float_only("elu"), notes="gradient alpha at 0, as torch",
+           point_checks=(
+               Subgradient("elu", "nn.functional.elu", lambda x: F.elu(x), ([-1.0, 0.0, 1.0],),
+                           ([math.exp(-1.0), 1.0, 1.0],), "1 at 0"),
+           )),
     OpInfo("leaky_relu", F.leaky_relu, lambda xp, x, s=0.01: xp.where(x > 0, x, x * s),
            lambda rng, dtype: (_unary_samples(nonzero)(rng, dtype)
                                + [Sample((nonzero(rng, (3, 4), dtype), 0.2))]
                                + _kink(0.0, -1.0, 1.0)(rng, dtype)),
-           error_inputs=_float_only("leaky_relu"), notes="gradient negative_slope at 0, as torch"),
+           error_inputs=_float_only("leaky_relu"), notes="gradient negative_slope at 0, as torch",
+           point_checks=(
+               Subgradient("leaky_relu", "nn.functional.leaky_relu", lambda x: F.leaky_relu(x),
+                           ([-1.0, 0.0, 1.0],), ([0.01, 0.01, 1.0],), "negative_slope at 0"),
+           )),
     OpInfo("hardtanh", F.hardtanh, _hardtanh_ref, _hardtanh_samples, error_inputs=_hardtanh_errors,
-           notes="gradient 0 at min_val and max_val (open interval, unlike clamp), as torch"),
+           notes="gradient 0 at min_val and max_val (open interval, unlike clamp), as torch",
+           point_checks=(
+               Subgradient("hardtanh", "nn.functional.hardtanh", lambda x: F.hardtanh(x),
+                           ([-2.0, -1.0, 0.0, 1.0, 2.0],), ([0.0, 0.0, 1.0, 0.0, 0.0],),
+                           "0 at either bound (unlike clamp)"),
+           )),
     OpInfo("relu6", F.relu6, lambda xp, x: _hardtanh_ref(xp, x, 0.0, 6.0), _relu6_samples,
            error_inputs=lambda: [_not_a_tensor("relu6")],
-           notes="hardtanh(x, 0, 6): gradient 0 at 0 and at 6, as torch"),
+           notes="hardtanh(x, 0, 6): gradient 0 at 0 and at 6, as torch",
+           point_checks=(
+               Subgradient("relu6", "nn.functional.relu6", lambda x: F.relu6(x),
+                           ([-1.0, 0.0, 3.0, 6.0, 7.0],), ([0.0, 0.0, 1.0, 0.0, 0.0],),
+                           "0 at 0 and at 6"),
+           )),
     OpInfo("relu6_inplace", _inplace_relu6, lambda xp, x: _hardtanh_ref(xp, x, 0.0, 6.0),
            lambda rng, dtype: [Sample((uniform(rng, (3, 4), dtype, -2.0, 8.0),))],
            covers=("relu6", "hardtanh")),
@@ -297,7 +366,6 @@ ACTIVATION_OPS = [
 
 
 # ---- NaN/Inf handling and tests (forward only for the tests) ------------------------------------
-NAN, INF = math.nan, math.inf
 F32_MAX = float(np.finfo(np.float32).max)
 
 
@@ -345,7 +413,12 @@ NAN_OPS = [
     OpInfo("nan_to_num", tg.nan_to_num,
            lambda xp, x, nan=0.0, posinf=None, neginf=None: xp.nan_to_num(
                x, nan=nan, posinf=posinf, neginf=neginf),
-           _nan_samples, notes="gradient 0 at NaN and +-inf, 1 elsewhere, as torch"),
+           _nan_samples, notes="gradient 0 at NaN and +-inf, 1 elsewhere, as torch",
+           point_checks=(
+               Subgradient("nan_to_num", "nan_to_num", lambda x: tg.nan_to_num(x),
+                           ([NAN, INF, -INF, 1.0],), ([0.0, 0.0, 0.0, 1.0],),
+                           "0 where the input was nan or +-inf"),
+           )),
     # default posinf/neginf: the float32 range (the reference runs in float64, so float32 only)
     OpInfo("nan_to_num_defaults", lambda x: tg.nan_to_num(x).detach(),
            lambda xp, x: xp.nan_to_num(x, posinf=F32_MAX, neginf=-F32_MAX),
@@ -455,23 +528,65 @@ def _xlogy_nan():
 
 BINARY_MATH_OPS = [
     OpInfo("atan2", tg.atan2, _atan2_ref, _atan2_samples, error_inputs=_broadcast_errors("atan2"),
-           notes="both gradients 0 at input == other == 0, as torch"),
+           notes="both gradients 0 at input == other == 0, as torch",
+           point_checks=(
+               Subgradient("atan2", "atan2", lambda y, x: tg.atan2(y, x), ([0.0, 1.0], [0.0, 1.0]),
+                           ([0.0, 0.5], [0.0, -0.5]), "0 for both at (0, 0)"),
+           )),
     OpInfo("fmod", tg.fmod, lambda xp, x, y: xp.fmod(x, y), _mod_samples,
            error_inputs=_mod_errors("fmod"),
            notes="d/dother = -trunc(input / other); integer division by zero raises "
-                 "ZeroDivisionError eagerly (jax gives an unspecified value)"),
+                 "ZeroDivisionError eagerly (jax gives an unspecified value)",
+           point_checks=(
+               Subgradient("fmod", "fmod", lambda x, y: tg.fmod(x, y),
+                           ([3.0, -3.0, 2.0], [2.0, 2.0, 2.0]),
+                           ([1.0, 1.0, 1.0], [-1.0, 1.0, -1.0]), "d/dy = -trunc(x / y)"),
+           )),
     OpInfo("remainder", tg.remainder, lambda xp, x, y: xp.remainder(x, y),
            _mod_samples, error_inputs=_mod_errors("remainder"),
-           notes="d/dother = -floor(input / other)"),
+           notes="d/dother = -floor(input / other)",
+           point_checks=(
+               Subgradient("remainder", "remainder", lambda x, y: tg.remainder(x, y),
+                           ([3.0, -3.0, 2.0], [2.0, 2.0, 2.0]),
+                           ([1.0, 1.0, 1.0], [-1.0, 2.0, -1.0]), "d/dy = -floor(x / y)"),
+           )),
     OpInfo("logaddexp", tg.logaddexp, _logaddexp_ref, _logaddexp_samples,
            error_inputs=_float_binary_errors("logaddexp"), complex_samples=_logaddexp_complex,
-           notes="NaN gradient where both inputs are the same infinity, as torch"),
+           notes="NaN gradient where both inputs are the same infinity, as torch",
+           point_checks=(
+               ComplexTorchGrad("logaddexp", tg.logaddexp, 2,
+                                [[0.906404206245 - 1.268545160091j,
+                                  0.040580377902 + 0.038356291054j,
+                                  -0.969697148496 + 0.885477444679j],
+                                 [0.093595793755 + 0.768545160091j,
+                                  0.259419622098 + 0.161643708946j,
+                                  0.269697148496 + 0.114522555321j]]),
+               ComplexSecondOrder("logaddexp", lambda z, w: tg.logaddexp(z, z * w)),
+               ComplexEdgeGrad("logaddexp_large", lambda z: tg.logaddexp(z[0], z[1]).real,
+                               [1000 + 1j, 999 - 1j],
+                               [1.021415364229 - 0.403438706142j,
+                                -0.021415364229 + 0.403438706142j]),
+               ComplexEdgeGrad("logaddexp_large_imag", lambda z: tg.logaddexp(z[0], z[1]).imag,
+                               [1000 + 1j, 999 - 1j],
+                               [0.403438706142 + 1.021415364229j,
+                                -0.403438706142 - 0.021415364229j]),
+           )),
     OpInfo("hypot", tg.hypot, lambda xp, x, y: xp.sqrt(x * x + y * y),
            _binary_samples(nonzero), error_inputs=_float_binary_errors("hypot"),
-           notes="gradient NaN at input == other == 0 (0/0), as torch"),
+           notes="gradient NaN at input == other == 0 (0/0), as torch",
+           point_checks=(
+               Subgradient("hypot", "hypot", lambda x, y: tg.hypot(x, y), ([0.0, 3.0], [0.0, 4.0]),
+                           ([NAN, 0.6], [NAN, 0.8]), "nan at (0, 0) (undefined)"),
+           )),
     OpInfo("xlogy", tg.xlogy, _xlogy_ref, _xlogy_samples, error_inputs=_broadcast_errors("xlogy"),
            notes="0 where input == 0 (NaN if other is NaN); there d/dinput = 0 and "
-                 "d/dother = 0, as torch"),
+                 "d/dother = 0, as torch",
+           point_checks=(
+               Subgradient("xlogy", "xlogy", lambda x, y: tg.xlogy(x, y),
+                           ([0.0, 0.0, 1.0], [0.0, 2.0, 2.0]),
+                           ([0.0, math.log(2.0), math.log(2.0)], [NAN, 0.0, 0.5]),
+                           "d/dx = log(y) but 0 at x = y = 0; d/dy = x / y, nan at (0, 0)"),
+           )),
     _xlogy_nan(),
 ]
 
@@ -535,7 +650,20 @@ CLAMP_NOTE = ("input gets the gradient on the closed [min, max] (so at a bound t
 CLAMP_OPS = [
     OpInfo("clamp", tg.clamp, _clamp_ref, _clamp_samples,
            error_inputs=_clamp_errors("clamp"), covers=("clamp", "clamp_range"),
-           executor_samples=(0, 3), notes=CLAMP_NOTE),
+           executor_samples=(0, 3), notes=CLAMP_NOTE,
+           point_checks=(
+               Subgradient("clamp", "clamp", lambda x: tg.clamp(x, -1.0, 1.0),
+                           ([-2.0, -1.0, 0.0, 1.0, 2.0],), ([0.0, 1.0, 1.0, 1.0, 0.0],),
+                           "gradient 1 at either bound (min <= x <= max)"),
+               Subgradient("clamp_tensor_bounds", "clamp", lambda x, lo, hi: tg.clamp(x, lo, hi),
+                           ([0.0, 1.0, 5.0], [0.0, 0.0, 0.0], [2.0, 1.0, 1.0]),
+                           ([1.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
+                           "tensor bounds: a tie with a bound gives the gradient to x"),
+               Subgradient("clamp_crossed_bounds", "clamp", lambda x, lo, hi: tg.clamp(x, lo, hi),
+                           ([0.0, 5.0], [2.0, 2.0], [1.0, 1.0]),
+                           ([0.0, 0.0], [0.0, 0.0], [1.0, 1.0]),
+                           "min > max: the result is max, its gradient too"),
+           )),
     OpInfo("clip", lambda x, *a, **k: x.clip(*a, **k), _clamp_ref,
            lambda rng, dtype: [Sample((uniform(rng, (3, 4), dtype), -0.5, 1.0)),
                                Sample((uniform(rng, (3,), dtype),), {"max": 0.5})],
@@ -631,14 +759,31 @@ def _addcdiv_errors():
 
 POINTWISE_OPS = [
     OpInfo("lerp", tg.lerp, lambda xp, x, y, w: x + w * (y - x), _lerp_samples,
-           error_inputs=_lerp_errors, complex_samples=_lerp_complex),
+           error_inputs=_lerp_errors, complex_samples=_lerp_complex,
+           point_checks=(
+               ComplexTorchGrad("lerp", lambda a, b: tg.lerp(a, b, a * b), 2,
+                                [[-0.95 + 1.275j, 1.303 + 0.444j, -4.439 - 3.152j],
+                                 [7 + 1j, -0.394 - 0.488j, 3.454 + 4.772j]]),
+           )),
     OpInfo("addcmul", tg.addcmul, _addc_ref(False),
            _addc_samples(False), complex_samples=_addc_complex(False), error_inputs=lambda: [
                ErrorInput(("abc", np.ones(3), np.ones(3)), TypeError,
-                          ("addcmul()", "'input'", "str"))]),
+                          ("addcmul()", "'input'", "str"))],
+           point_checks=(
+               ComplexTorchGrad("addcmul", lambda a, b: tg.addcmul(a, a, b, value=0.5 - 1j), 2,
+                                [[1 + 0.125j, 0.44 + 0.705j, 0.2 + 2.375j],
+                                 [2.5 - 1.25j, 0.145 - 0.185j, -0.725 - 1.625j]]),
+           )),
     OpInfo("addcdiv", lambda *a, **k: a[0].addcdiv(*a[1:], **k), _addc_ref(True),
            _addc_samples(True), complex_samples=_addc_complex(True),
-           error_inputs=_addcdiv_errors),
+           error_inputs=_addcdiv_errors,
+           point_checks=(
+               ComplexTorchGrad("addcdiv", lambda a, b: tg.addcdiv(a, a, b, value=2.0), 2,
+                                [[1.8 - 4.9j, 0.607692307692 + 0.661538461538j,
+                                  -1.168965517241 - 0.972413793103j],
+                                 [19.2 - 5.6j, -0.084660901229 + 0.233955393719j,
+                                  -0.161236623068 - 2.189298454221j]]),
+           )),
 ]
 
 

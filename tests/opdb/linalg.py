@@ -11,8 +11,9 @@ Multi-output ops are checked through one tensor holding every output, flattened.
 The solves and factorizations also take complex64/complex128: the same samples drawn
 complex (the generators give complex noise, unitary factors and Hermitian A + A^H), with
 phase-free products (each column times the conjugate of its first entry) for eigh/svd,
-whose complex vectors are defined up to a phase.  torch 2.13's complex gradients are
-hard-coded in tests/ops/test_linalg.py.
+whose complex vectors are defined up to a phase.  torch 2.13's gradients at chosen points
+(complex ones, and real ones where jax's reference differs or is undefined) are recorded in
+each entry's `point_checks`; tests/ops/test_linalg.py checks them.
 """
 from __future__ import annotations
 
@@ -24,10 +25,90 @@ import tracegrad as tg
 
 from .core import (C64, F32, F64, I64, ErrorInput, OpInfo, Sample, cuniform, ints, uniform,
                    with_imag)
+from .core import (ComplexEdgeGrad, ComplexTorchGrad, LinalgSecondOrder,  # point-check records
+                   LinalgTorchGrad, Subgradient, Z00)
 
 INF = math.inf
 LA = tg.linalg
 LINALG_TOLS = {F32: (2e-4, 2e-4), C64: (2e-4, 2e-4)}   # single precision vs float64 refs
+
+
+# ---- the points and losses of the recorded gradients (LinalgTorchGrad, LinalgSecondOrder) ---
+A0 = [[2.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 4.0]]
+G = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]
+R = [[1.0, 2.0], [3.0, -1.0], [0.5, 4.0]]
+CA = [[2 + 0.5j, -0.3 + 0.2j], [0.4 - 0.1j, 1.5 - 0.6j]]            # well conditioned
+CH = [[3, 0.5 - 0.7j], [0.5 + 0.7j, 2]]                               # Hermitian positive-definite
+CB = [[1 + 0.5j, -0.3 + 0.2j, 0.6], [0.4 - 0.1j, 1.5 - 0.6j, -0.2 + 0.9j]]   # distinct sing. values
+CG = [[1 - 0.5j, 0.3 + 0.2j], [-0.7 + 1j, 0.25 - 0.4j]]
+CG23 = [[1 - 0.5j, 0.3 + 0.2j, 0.1 - 0.9j], [-0.7 + 1j, 0.25 - 0.4j, 0.5 + 0.5j]]
+CRHS = [[0.3 + 0.1j], [-1 + 0.5j]]
+
+
+def _t(values, requires_grad=True):
+    return tg.tensor(np.array(values, np.float64), requires_grad=requires_grad)
+
+
+def _weighted(x):
+    """sum(x * cos(k)) over x's entries, flattened: a fixed, non-uniform cotangent."""
+    flat = x.reshape(-1)
+    return (flat * tg.tensor(np.cos(np.arange(flat.shape[0])))).sum()
+
+
+def _svd_loss(a):
+    u, s, vh = LA.svd(a, full_matrices=False)
+    return _weighted(tg.cat([(u * u[:1, :]).reshape(-1), s, (vh * vh[:, :1]).reshape(-1)]))
+
+
+def _qr_loss(a):
+    q, r = LA.qr(a)
+    f = tg.cat([q.reshape(-1), r.reshape(-1)])
+    return (f * tg.arange(1, f.shape[0] + 1, dtype=tg.float64)).sum()
+
+
+def _c(values, requires_grad=False):
+    return tg.tensor(np.array(values, np.complex128), requires_grad=requires_grad)
+
+
+def _re(x, g):
+    return (x * _c(g).conj()).real.sum()
+
+
+def _r(values):
+    return tg.tensor(np.array(values, np.float64))
+
+
+def _qr_re(gq, gr):
+    return lambda a: _re(LA.qr(a).Q, gq) + _re(LA.qr(a).R, gr)
+
+
+def _eigh_loss(a):
+    """Eigenvalues, |V|^2 and V[0, 0] conj(V[1, 0]): functions of the eigenvectors that their
+    phases do not change."""
+    w, v = LA.eigh(a)
+    return ((w * _r([0.3, -1.2])).sum() + (v.abs() ** 2 * _r([[1, 2], [0.5, -1.0]])).sum()
+            + (v[0, 0] * v[1, 0].conj() * (0.4 - 0.8j)).real)
+
+
+def _csvd_loss(a):
+    """S, |U|^2, |Vh|^2 and U[0, k] Vh[k, 1] (a pair's phases cancel) of a 2 x 3 matrix."""
+    u, s, vh = LA.svd(a, full_matrices=False)
+    return ((s * _r([0.7, -0.4])).sum() + (u.abs() ** 2 * _r([[1, 2], [0.5, -1.0]])).sum()
+            + (u[0, :] * vh[:, 1] * _c([0.3 + 0.9j, -0.5 + 0.2j])).real.sum()
+            + (vh.abs() ** 2 * _r([[0.2, -0.3, 1.0], [0.6, 0.1, -0.8]])).sum())
+
+
+def _csvd_tall_loss(a):
+    u, s, vh = LA.svd(a, full_matrices=False)
+    return (u[1, :] * vh[:, 0] * _c([0.3 + 0.9j, -0.5 + 0.2j])).real.sum() + (s ** 2).sum()
+
+
+def _shifted(a, diag):
+    return a + tg.tensor(np.diag(np.asarray(diag, np.complex128)))
+
+
+def _phase_free(x, first):
+    return (x * first.conj()).reshape(-1)
 NO_LOW = {"low_precision": "torch.linalg has no float16/bfloat16 kernels (raises, as torch)"}
 
 
@@ -168,7 +249,12 @@ PRODUCT_OPS = [
            complex_samples=2),
     OpInfo("dot", lambda a, b: a.dot(b), lambda xp, a, b: xp.dot(a, b),
            _pair_samples([((4,), (4,)), ((1,), (1,))]), error_inputs=_dot_errors,
-           complex_samples=2),
+           complex_samples=2,
+           point_checks=(
+               ComplexTorchGrad("dot", lambda a, b: tg.dot(a, b).reshape(1), 2,
+                                [[0.5 + 0.25j, 0.95 - 1.1j, -1.25 - 0.5j],
+                                 [-2.5j, -0.65 - 0.05j, 1.25 + 0.75j]]),
+           )),
     OpInfo("outer", tg.outer, lambda xp, a, b: xp.outer(a, b), _outer_samples,
            error_inputs=lambda: [ErrorInput((_f(2, 3), _f(3)), ValueError,
                                             ("outer", "1-D argument self", "2-D"))],
@@ -351,20 +437,76 @@ def _slogdet_ref(xp, a):
 SOLVE_OPS = [
     OpInfo("linalg.inv", LA.inv, lambda xp, a: xp.linalg.inv(a), _inv_samples,
            error_inputs=_inv_errors, covers=("linalg_inv",), tols=LINALG_TOLS, skips=NO_LOW,
-           complex_samples=_inv_samples),
+           complex_samples=_inv_samples,
+           point_checks=(
+               LinalgTorchGrad("inv", lambda a: _re(LA.inv(a), CG), CA,
+                               [[-0.300454664713 + 0.029665614172j,
+                                 -0.011407695307 - 0.094746718619j],
+                                [0.068978448298 - 0.301533818032j,
+                                 0.013961603162 + 0.234904877575j]],
+                               complex=True),
+               LinalgSecondOrder("inv", lambda a: LA.inv(_shifted(a, [2, 2, 2]))),
+           )),
     OpInfo("linalg.solve", LA.solve, _solve_ref, _solve_samples, error_inputs=_solve_errors,
            covers=("linalg_solve", "batched_solve"), tols=LINALG_TOLS, skips=NO_LOW,
-           executor_samples=(0, 4), complex_samples=_solve_samples),
+           executor_samples=(0, 4), complex_samples=_solve_samples,
+           point_checks=(
+               LinalgTorchGrad("solve_A",
+                               lambda a: _re(LA.solve(a, _c(CRHS)), [[1 - 0.5j], [-0.7 + 1j]]), CA,
+                               [[-0.018795107141 + 0.081623610044j,
+                                 0.430645466115 - 0.152413033057j],
+                                [-0.07331749842 - 0.055556174955j,
+                                 -0.041073547807 + 0.500018501036j]],
+                               complex=True),
+               LinalgTorchGrad("solve_B",
+                               lambda b: _re(LA.solve(_c(CA), b), [[1 - 0.5j], [-0.7 + 1j]]), CRHS,
+                               [[0.601603557472 - 0.240264115348j],
+                                [-0.029982482145 + 0.710820644118j]],
+                               complex=True),
+               LinalgSecondOrder("solve", lambda a: LA.solve(_shifted(a, [2, 2, 2]), a[:, :1])),
+           )),
     OpInfo("linalg.det", LA.det, lambda xp, a: xp.linalg.det(a), _det_samples,
            error_inputs=lambda: _square_errors("linalg.det"), covers=("linalg_det",),
            tols=LINALG_TOLS, skips=NO_LOW, complex_samples=_det_samples,
            notes="0 at an exactly singular matrix (det == 0), as torch; the cofactor matrix, "
-                 "jax's answer, is the true gradient there"),
+                 "jax's answer, is the true gradient there",
+           point_checks=(
+               # det at an exactly singular matrix: 0 (the cofactor matrix [[4, -2], [-2, 1]] is
+               # what jax
+               # and calculus give)
+               LinalgTorchGrad("det_singular", lambda a: LA.det(a), [[1.0, 2.0], [2.0, 4.0]],
+                               [[0.0, 0.0], [0.0, 0.0]]),
+               LinalgTorchGrad("det", lambda a: (LA.det(a) * (0.7 + 0.2j)).real, CA,
+                               [[1.17 + 0.12j, -0.3 + 0.01j], [0.25 + 0.08j, 1.3 - 0.75j]],
+                               complex=True),
+               LinalgSecondOrder("det", lambda a: LA.det(_shifted(a, [2, 2, 2])).reshape(1)),
+           )),
     OpInfo("linalg.slogdet", _slogdet_fn, _slogdet_ref, _det_samples,
            error_inputs=lambda: _square_errors("linalg.slogdet"), covers=("linalg_slogdet",),
            tols=LINALG_TOLS, skips=NO_LOW, complex_samples=_det_samples,
            notes="a real sign has no gradient (a complex one, e^(i theta), has); at a singular "
-                 "matrix (logabsdet = -inf) the backward raises LinAlgError (torch gives inf)"),
+                 "matrix (logabsdet = -inf) the backward raises LinAlgError (torch gives inf)",
+           point_checks=(
+               # a complex sign e^{i theta} has a gradient (a real one does not)
+               LinalgTorchGrad("slogdet_sign", lambda a: (LA.slogdet(a).sign * (0.3 - 0.4j)).real,
+                               CA,
+                               [[-0.044815782 + 0.20301549246j, 0.00433219226 - 0.05288262276j],
+                                [-0.01912140032 + 0.04227622102j, 0.1053170877 + 0.2434990822j]],
+                               complex=True),
+               LinalgTorchGrad("slogdet",
+                               lambda a: ((LA.slogdet(a).sign * (0.3 - 0.4j)).real
+                                          - 0.6 * LA.slogdet(a)[1]),
+                               CA,
+                               [[-0.319509219542 + 0.142376764525j,
+                                 0.075885891222 - 0.04702087906j],
+                                [-0.076323933671 + 0.016403697101j,
+                                 -0.224153334076 + 0.386000092845j]],
+                               complex=True),
+               LinalgSecondOrder("slogdet",
+                                 lambda a: tg.stack([
+                                     LA.slogdet(_shifted(a, [2, 2, 2]))[0],
+                                     LA.slogdet(_shifted(a, [2, 2, 2]))[1].to(tg.complex128)])),
+           )),
 ]
 
 
@@ -490,30 +632,147 @@ FACTOR_OPS = [
            error_inputs=_cholesky_errors, covers=("linalg_cholesky",), tols=LINALG_TOLS,
            skips=NO_LOW, complex_samples=lambda rng, dtype: _cholesky_samples(rng, dtype)[:3],
            notes="the gradient is symmetric (torch's), though only one triangle of A is read; "
-                 "complex: Hermitian plus torch's skew-Hermitian i L^-H Im(diag(L^H g)) L^-1 / 2"),
+                 "complex: Hermitian plus torch's skew-Hermitian i L^-H Im(diag(L^H g)) L^-1 / 2",
+           point_checks=(
+               LinalgTorchGrad("cholesky", lambda a: (LA.cholesky(a) * _t(G, False)).sum(), A0,
+                               [[0.2226712243, -0.045998352, 0.6155253692],
+                                [-0.045998352, 1.6326497916, 2.5755480744],
+                                [0.6155253692, 2.5755480744, 2.2862973111]]),
+               LinalgTorchGrad("cholesky_upper",
+                               lambda a: (LA.cholesky(a, upper=True) * _t(G, False)).sum(), A0,
+                               [[0.7685018448, -0.5886666949, -0.4824604272],
+                                [-0.5886666949, 1.6200006809, 1.9430925423],
+                                [-0.4824604272, 1.9430925423, 2.2862973111]]),
+               # not Hermitian: torch's Hermitian gradient plus a skew-Hermitian term (no Hermitian
+               # change
+               # of A sees it)
+               LinalgTorchGrad("cholesky", lambda a: _re(LA.cholesky(a), CG), CH,
+                               [[0.262758249864 - 0.061493782437j,
+                                 -0.182563001503 - 0.241474507061j],
+                                [-0.253049271952 + 0.291821843097j,
+                                 0.094401255067 - 0.151042008107j]],
+                               complex=True),
+               LinalgTorchGrad("cholesky_upper", lambda a: _re(LA.cholesky(a, upper=True), CG), CH,
+                               [[0.295474765118 + 0.126926812945j,
+                                 0.035625862642 + 0.054588318417j],
+                                [0.106112133092 - 0.104935654452j,
+                                 0.094401255067 + 0.151042008107j]],
+                               complex=True),
+               LinalgSecondOrder("cholesky",
+                                 lambda a: LA.cholesky(_shifted(a + a.mT.conj(), [4, 4, 4]))),
+           )),
     OpInfo("linalg.qr", _qr_fn, _qr_ref, _qr_samples, error_inputs=_qr_errors,
            covers=("linalg_qr",), tols=LINALG_TOLS, skips=NO_LOW, executor_samples=(0, 1),
            complex_samples=_qr_samples,
            notes="undefined when A is rank-deficient (R singular); mode='r' and "
-                 "mode='complete' with m > n have none (backward raises, as torch)"),
+                 "mode='complete' with m > n have none (backward raises, as torch)",
+           point_checks=(
+               LinalgTorchGrad("qr_tall", _qr_loss, R,
+                               [[-7.9316457407, 1.2922850881], [-2.387351087, -10.2349636485],
+                     [-14.6344716586, 7.6002178156]]),
+               LinalgTorchGrad("qr_wide", _qr_loss, np.transpose(R),
+                               [[12.7903088313, -10.733126292, -12.0747670785],
+                                [-11.9853243594, -1.3416407865, -1.788854382]]),
+               LinalgTorchGrad("qr", _qr_re(CG, np.conj(CG) * 0.5), CA,
+                               [[-0.665334808096 + 0.197541090174j,
+                                 -0.139144041462 + 0.026041970713j],
+                                [0.300687860504 - 0.60434124822j,
+                                 -0.065751396452 + 0.237892844758j]],
+                               complex=True),
+               LinalgTorchGrad("qr_wide", _qr_re(CG, CG23), CB,
+                               [[-1.556189065831 - 0.529579063926j,
+                                 -0.110401340017 - 0.175470263623j,
+                                 -0.340116194811 + 0.925702476855j],
+                                [1.479252320615 - 0.376401407675j,
+                                 -0.444398270215 - 0.184045212801j,
+                                 -0.582871755491 + 0.08750094298j]], complex=True),
+               LinalgTorchGrad("qr_tall", _qr_re(np.transpose(CG23), CG), np.transpose(CB),
+                               [[-1.332012699054 - 0.095431626964j,
+                                 -0.099968625921 - 0.275207169589j],
+                                [-0.716673985528 - 0.639374451875j,
+                                 -0.227889454755 + 0.086420594026j],
+                                [-0.044148980959 + 0.456464500962j,
+                                 -0.406343205441 - 0.097078292135j]],
+                               complex=True),
+               LinalgSecondOrder("qr",
+                                 lambda a: tg.cat([t.reshape(-1) for t in LA.qr(_shifted(a,
+                                                                                         [2, 2,
+                                                                                          2]))])),
+           )),
     OpInfo("linalg.eigh", _eigh_fn, _eigh_ref, _eigh_samples, error_inputs=_eigh_errors,
            covers=("linalg_eigh",), tols=LINALG_TOLS, skips=NO_LOW, complex_samples=_eigh_samples,
            notes="symmetric (Hermitian) gradient (torch's); inf/nan at repeated eigenvalues when "
                  "the eigenvectors are used; eigenvectors are defined up to sign (complex: a "
-                 "phase, and a loss that depends on it raises RuntimeError, as torch)"),
+                 "phase, and a loss that depends on it raises RuntimeError, as torch)",
+           point_checks=(
+               LinalgTorchGrad("eigh",
+                               lambda a: (LA.eigh(a).eigenvectors * LA.eigh(a).eigenvectors[:1, :]
+                                  * _t(G, False)).sum(), A0,
+                               [[0.5115917469, 0.3337917454, 0.3117337304],
+                                [0.3337917454, -0.0518548867, -0.0199715351],
+                                [0.3117337304, -0.0199715351, -0.4597368602]]),
+               # repeated eigenvalues / singular values: defined when only the values are used
+               LinalgTorchGrad("eigh_values_repeated", lambda a: LA.eigh(a).eigenvalues.sum(),
+                               np.eye(3), np.eye(3)),
+               LinalgTorchGrad("eigh", _eigh_loss, CH,
+                               [[-0.403047475802, -0.681699891865 + 0.612666991423j],
+                        [-0.681699891865 - 0.612666991423j, -0.496952524198]], complex=True),
+               LinalgSecondOrder("eigh",
+                                 lambda a: (lambda w,
+                                            v: tg.cat([w.to(tg.complex128),
+                                                       _phase_free(v, v[:1])]))(
+                             *LA.eigh(_shifted(a + a.mT.conj(), [0, 2, 4])))),
+           )),
     OpInfo("linalg.svd", _svd_fn, _svd_ref, _svd_samples, error_inputs=_svd_errors,
            covers=("linalg_svd",), tols=LINALG_TOLS, skips=NO_LOW, executor_samples=(0, 1),
            complex_samples=_svd_samples,
            notes="undefined at repeated singular values when U or Vh are used and at zero "
                  "singular values of a non-square A; singular vector pairs are defined up to "
                  "sign (complex: a phase, and a loss that depends on it raises RuntimeError, as "
-                 "torch); with full_matrices the extra columns of U / rows of Vh get none"),
+                 "torch); with full_matrices the extra columns of U / rows of Vh get none",
+           point_checks=(
+               LinalgTorchGrad("svd_tall", _svd_loss, R,
+                               [[-0.044499946, 0.4927987325], [0.7746636257, -0.4207316967],
+                    [-0.0709293461, 0.7905326292]]),
+               LinalgTorchGrad("svd_wide", _svd_loss, np.transpose(R),
+                               [[0.0475464154, 0.3129622795, 0.6130153234],
+                                [-0.0505114432, 0.6552576523, -0.6586338565]]),
+               LinalgTorchGrad("svd_values_repeated", lambda a: LA.svd(a).S.sum(), np.eye(3),
+                               np.eye(3)),
+               LinalgTorchGrad("svd", _csvd_loss, CB,
+                               [[0.016519538868 - 0.374785381015j, 0.654882254254 - 1.449006697622j,
+                                 -0.675094857705 + 0.477146354233j],
+                                [0.814780265835 + 0.753917809663j, 0.251654284821 - 0.165166605868j,
+                                 0.029372720916 + 1.299261818577j]], complex=True),
+               LinalgTorchGrad("svd_tall", _csvd_tall_loss, np.transpose(CB),
+                               [[2.037553943016 + 0.848303422576j, 1.30915694534 + 0.098894635996j],
+                                [-0.255613001903 - 0.197262816196j,
+                                 3.033703279372 - 1.149036794891j],
+                                [1.087228234079 + 0.4452338737j, -0.1489045408 + 2.005772054699j]],
+                               complex=True),
+               LinalgSecondOrder("svd",
+                                 lambda a: (lambda u, s,
+                                            vh: tg.cat([s.to(tg.complex128), _phase_free(u, u[:1]),
+                                                                     _phase_free(vh, vh[:, :1])]))(
+                              *LA.svd(_shifted(a, [0, 2, 4]), full_matrices=False))),
+           )),
     OpInfo("linalg.svdvals", LA.svdvals, lambda xp, a: xp.linalg.svd(a, compute_uv=False),
            _svdvals_samples, error_inputs=lambda: [ErrorInput((_f(3),), ValueError,
                                                               ("linalg.svdvals", "2 dimensions"))],
            covers=("linalg_svdvals",), tols=LINALG_TOLS, skips=NO_LOW,
            complex_samples=_svdvals_samples,
-           notes="U diag(g) Vh: defined also at repeated singular values"),
+           notes="U diag(g) Vh: defined also at repeated singular values",
+           point_checks=(
+               LinalgTorchGrad("svdvals_repeated", lambda a: LA.svdvals(a).sum(), np.eye(3),
+                               np.eye(3)),
+               LinalgTorchGrad("svdvals", lambda a: (LA.svdvals(a) * _r([0.5, -1.5])).sum(), CB,
+                               [[-1.216731830261 - 0.566260952824j,
+                                 -0.074556257399 - 0.205732599725j,
+                                 -0.544215864512 - 0.197893322839j],
+                                [-0.195326392945 - 0.056430807529j, 0.37488653511 - 0.201041968309j,
+                                 -0.185843549723 + 0.242616005235j]], complex=True),
+               LinalgSecondOrder("svdvals", lambda a: LA.svdvals(_shifted(a, [0, 2, 4]))),
+           )),
 ]
 
 
@@ -679,22 +938,72 @@ NORM_OPS = [
            error_inputs=_vector_norm_errors, covers=("linalg_vector_norm",),
            executor_samples=(0, 2), complex_samples=_vector_norm_complex,
            notes="0 where the norm is 0 (every ord); ord=±inf: tied extreme entries share it "
-                 "evenly; ord=0: 0"),
+                 "evenly; ord=0: 0",
+           point_checks=(
+               Subgradient("vector_norm_zero", "linalg.vector_norm",
+                           lambda x: tg.linalg.vector_norm(x), ([0.0, 0.0],), ([0.0, 0.0],),
+                           "0 at the zero vector"),
+               ComplexTorchGrad("vector_norm", lambda z: tg.linalg.vector_norm(z, 3).reshape(1), 1,
+                                [[0.392551175775 + 0.785102351551j,
+                                  -0.051182411386 + 0.030709446831j,
+                                  0.160226291555 - 0.251784172443j]]),
+               ComplexEdgeGrad("vector_norm_1_at_0", lambda z: tg.linalg.vector_norm(z, 1), Z00,
+                               [0, 0]),
+               ComplexEdgeGrad("vector_norm_inf_at_0",
+                               lambda z: tg.linalg.vector_norm(z, float("inf")), Z00, [0, 0]),
+               ComplexEdgeGrad("vector_norm_-1_at_0", lambda z: tg.linalg.vector_norm(z, -1), Z00,
+                               [0, 0]),
+               ComplexEdgeGrad("vector_norm_3_one_0", lambda z: tg.linalg.vector_norm(z, 3),
+                               [0j, 3 + 4j], [0, 0.6 + 0.8j]),
+               ComplexEdgeGrad("vector_norm_half_one_0", lambda z: tg.linalg.vector_norm(z, 0.5),
+                               [0j, 3 + 4j], [0, 0.6 + 0.8j]),
+               # split evenly
+               ComplexEdgeGrad("vector_norm_inf_tie",
+                               lambda z: tg.linalg.vector_norm(z, float("inf")),
+                               [3 + 4j, 4 - 3j, 1j], [0.3 + 0.4j, 0.4 - 0.3j, 0]),
+               # vector norms with a zero entry (the -1 norm is 0 there)
+               LinalgTorchGrad("vector_norm_0.5", lambda x: LA.vector_norm(x, 0.5),
+                               [3.0, 0.0, -4.0], [2.1547005384, 0.0, -1.8660254038]),
+               LinalgTorchGrad("vector_norm_-1", lambda x: LA.vector_norm(x, -1), [3.0, 0.0, -4.0],
+                               [0.0, 0.0, 0.0]),
+               LinalgTorchGrad("vector_norm_3", lambda x: LA.vector_norm(x, 3), [3.0, 0.0, -4.0],
+                               [0.4448513517, 0.0, -0.7908468475]),
+               LinalgTorchGrad("vector_norm_1.5", lambda x: LA.vector_norm(x, 1.5),
+                               [3.0, 0.0, -4.0], [0.7329564758, 0.0, -0.8463452372]),
+               LinalgTorchGrad("vector_norm_inf_ties", lambda x: LA.vector_norm(x, math.inf),
+                               [1.0, -2.0, 2.0, 0.0], [0.0, -0.5, 0.5, 0.0]),
+               LinalgTorchGrad("vector_norm_2_zero", lambda x: LA.vector_norm(x), [0.0, 0.0],
+                               [0.0, 0.0]),
+           )),
     OpInfo("linalg.matrix_norm", LA.matrix_norm, _matrix_norm_ref, _matrix_norm_samples,
            error_inputs=_matrix_norm_errors, covers=("linalg_matrix_norm",), tols=LINALG_TOLS,
            complex_samples=_matrix_norm_complex,
            skips={"low_precision": "'nuc' and ±2 need svd (no float16/bfloat16 kernels)"},
            notes="ord=±2: tied singular values share the gradient evenly; ord=±1/±inf: tied "
-                 "column/row sums share it evenly"),
+                 "column/row sums share it evenly",
+           point_checks=(
+               ComplexTorchGrad("matrix_norm",
+                                lambda a, b: tg.linalg.matrix_norm(tg.outer(a, b), 1).reshape(1), 2,
+                                [[0.58137767415 + 1.1627553483j, -1.114740803426 + 0.668844482056j,
+                                  0.697938139851 - 1.096759934052j],
+                                 [0j, 3.805849521254 + 1.585770633856j, 0j]]),
+               # U V^H of eye's SVD
+               ComplexEdgeGrad("nuclear_norm_at_0",
+                               lambda z: tg.linalg.matrix_norm(z.reshape(2, 2), "nuc"), [0j] * 4,
+                               [1, 0, 0, 1]),
+               ComplexEdgeGrad("fro_norm_at_0", lambda z: tg.linalg.matrix_norm(z.reshape(2, 2)),
+                               [0j] * 4, [0] * 4),
+               # matrix norms of the zero matrix: three tied singular values 0, U = V = I
+               LinalgTorchGrad("matrix_norm_2_zero", lambda a: LA.matrix_norm(a, 2),
+                               np.zeros((3, 3)), np.eye(3) / 3),
+               LinalgTorchGrad("matrix_norm_nuc_zero", lambda a: LA.matrix_norm(a, "nuc"),
+                               np.zeros((3, 3)), np.eye(3)),
+               LinalgTorchGrad("matrix_norm_1_zero", lambda a: LA.matrix_norm(a, 1),
+                               np.zeros((2, 2)), np.zeros((2, 2))),
+           )),
     OpInfo("linalg.norm", LA.norm, _norm_ref, _norm_samples, error_inputs=_norm_errors,
            covers=("linalg_norm",), tols=LINALG_TOLS, complex_samples=_linalg_norm_complex),
 ]
 
 
 OPS = PRODUCT_OPS + [TENSORDOT, EINSUM] + SOLVE_OPS + FACTOR_OPS + NORM_OPS
-
-# Registry ops without an entry above, and why.
-NOT_IN_OPDB = {
-    "gauge_check": "backward-only: the phase check of complex eigh / svd backwards "
-                   "(tests/ops/test_linalg.py)",
-}

@@ -19,6 +19,8 @@ import tracegrad as tg
 
 from .core import (C64, C128, F32, F64, I64, ErrorInput, OpInfo, Sample, complexify, cuniform,
                    distinct, grid, ints, nonzero, positive, uniform)
+from .core import (ComplexEdgeGrad, ComplexForwardAD, ComplexSecondOrder,  # point-check records
+                   ComplexTorchGrad, Subgradient, Z00)
 
 F = tg.nn.functional
 CONV_TOLS = {F32: (1e-5, 1e-4), F64: (1e-10, 1e-9), C64: (1e-5, 1e-4), C128: (1e-10, 1e-9)}
@@ -312,15 +314,44 @@ CONV_OPS = [
            complex_samples=(2, 0)),
     OpInfo("conv1d", F.conv1d, _conv_ref, _conv1d_samples, tols=CONV_TOLS, complex_samples=2,
            error_inputs=lambda: [ErrorInput((_f(1, 2, 3, 6), _f(4, 3, 3)), ValueError,
-                                            ("conv1d", "2-D (unbatched)", "f32[1,2,3,6]"))]),
+                                            ("conv1d", "2-D (unbatched)", "f32[1,2,3,6]"))],
+           point_checks=(
+               ComplexTorchGrad("conv1d",
+                                lambda a, b: F.conv1d(a.reshape(1, 1, 3),
+                                                      b[:2].reshape(1, 1, 2)).reshape(2),
+                                2,
+                                [[0.5 + 0.25j, 0.96 - 0.92j, 0.46 + 0.09j],
+                                 [-0.09 - 2.69j, -0.66 + 0.42j, 0j]]),
+               ComplexSecondOrder("conv1d",
+                                  lambda z, w: F.conv1d(z.reshape(1, 1, 3),
+                                                        (z * w)[:2].reshape(1, 1, 2))),
+               ComplexForwardAD("conv1d",
+                                lambda z: F.conv1d(z.reshape(1, 1, 3),
+                                                   z[:2].reshape(1, 1, 2)).reshape(2),
+                                lambda z: np.array([z[0] * z[0] + z[1] * z[1],
+                                                    z[1] * z[0] + z[2] * z[1]])),
+           )),
     OpInfo("conv_transpose2d", F.conv_transpose2d, _conv_transpose_ref,
            _conv_transpose2d_samples, tols=CONV_TOLS, error_inputs=_conv_transpose2d_errors,
-           executor_samples=(2,), complex_samples=(1, 4, 2)),
+           executor_samples=(2,), complex_samples=(1, 4, 2),
+           point_checks=(
+               ComplexTorchGrad("conv_transpose2d",
+                                lambda a, b: F.conv_transpose2d(a.reshape(1, 1, 1, 3),
+                                            b[:2].reshape(1, 1, 1, 2)).reshape(4)[:3], 2,
+                                [[0.96 + 0.34j, -0.33 + 1.73j, -0.61 + 0.02j],
+                                 [-1.68 - 2.76j, 1.35 - 0.69j, 0j]]),
+           )),
     OpInfo("max_pool2d", F.max_pool2d, _max_pool2d_ref, _max_pool2d_samples,
            error_inputs=_max_pool2d_errors, covers=("max_pool2d", "max_pool"),
            executor_samples=(2,),
            notes="ties: the whole gradient goes to the first maximum in the window's scan "
-                 "order (row by row), as torch"),
+                 "order (row by row), as torch",
+           point_checks=(
+               Subgradient("max_pool2d_ties", "nn.functional.max_pool2d",
+                           lambda x: F.max_pool2d(x, 2), ([[[[1.0, 1.0], [1.0, 0.0]]]],),
+                           ([[[[1.0, 0.0], [0.0, 0.0]]]],),
+                           "a tied window gives all to the first maximum"),
+           )),
     OpInfo("avg_pool2d", F.avg_pool2d, _avg_pool2d_ref, _avg_pool2d_samples,
            error_inputs=_avg_pool2d_errors, executor_samples=(4,)),
     OpInfo("adaptive_avg_pool2d", F.adaptive_avg_pool2d, _adaptive_avg_pool2d_ref,
@@ -585,7 +616,20 @@ LOSS_OPS = [
     OpInfo("l1_loss", lambda x, y, w=None, **kw: F.l1_loss(x, y, weight=w, **kw),
            _weighted_ref(_l1), _l1_samples, complex_samples=_l1_complex,
            error_inputs=lambda: _loss_errors("l1_loss"),
-           notes="gradient 0 where input == target, as torch"),
+           notes="gradient 0 where input == target, as torch",
+           point_checks=(
+               Subgradient("l1_loss_tie", "nn.functional.l1_loss",
+                           lambda x, y: F.l1_loss(x, y, reduction="sum"), ([1.0, 2.0], [1.0, 1.0]),
+                           ([0.0, 1.0], [0.0, -1.0]), "0 where input == target"),
+               ComplexTorchGrad("l1_loss", lambda a, b: F.l1_loss(a, b).reshape(1), 2,
+                                [[0.093333333333 + 0.32j, -0.331050201441 - 0.038947082522j,
+                                  0.2 - 0.266666666667j], [-0.093333333333 - 0.32j,
+                                                           0.331050201441 + 0.038947082522j,
+                                                           -0.2 + 0.266666666667j]]),
+               ComplexEdgeGrad("l1_loss_equal",
+                               lambda z: F.l1_loss(z, tg.tensor(np.array([1 + 1j, 2j]))),
+                               [1 + 1j, 2j], [0, 0]),
+           )),
     OpInfo("smooth_l1_loss", F.smooth_l1_loss, _weighted_ref(_smooth_l1),
            lambda rng, dtype: (_pointwise_samples((("beta", 0.5),))(rng, dtype)
                                + [Sample((uniform(rng, (3, 4), dtype), uniform(rng, (3, 4), dtype)),
@@ -593,7 +637,13 @@ LOSS_OPS = [
            error_inputs=lambda: _loss_errors("smooth_l1_loss", False) + [
                ErrorInput((_f(3), _f(3)), ValueError, ("smooth_l1_loss", "negative", "beta")
                           , {"beta": -1.0})],
-           notes="beta = 0 is l1_loss (gradient 0 where input == target)"),
+           notes="beta = 0 is l1_loss (gradient 0 where input == target)",
+           point_checks=(
+               Subgradient("smooth_l1_loss_tie", "nn.functional.smooth_l1_loss",
+                           lambda x, y: F.smooth_l1_loss(x, y, reduction="sum"),
+                           ([1.0, 3.0], [1.0, 2.0]), ([0.0, 1.0], [0.0, -1.0]),
+                           "0 at input == target, 1 at |diff| == beta"),
+           )),
     OpInfo("huber_loss", lambda x, y, w=None, **kw: F.huber_loss(x, y, weight=w, **kw),
            _weighted_ref(_huber, weighted_mean=False), _pointwise_samples((("delta", 0.7),), True),
            error_inputs=lambda: _loss_errors("huber_loss") + [
@@ -822,7 +872,20 @@ OTHER_OPS = [
     OpInfo("normalize", F.normalize, _normalize_ref, _normalize_samples,
            complex_samples=(0, 2),
            notes="a zero slice gives 0 with gradient 1 / eps (the clamped norm has gradient 0),"
-                 " as torch"),
+                 " as torch",
+           point_checks=(
+               ComplexTorchGrad("normalize", lambda a: F.normalize(a, dim=0), 1,
+                                [[0.466828644304 - 0.008565663198j,
+                                  0.068097022426 + 0.102359675219j,
+                                  -0.200864801999 + 0.277955770783j]]),
+               ComplexEdgeGrad("normalize_at_0_abs",
+                               lambda z: F.normalize(z.reshape(1, 2), dim=1).abs().sum(), Z00,
+                               [0, 0]),
+               # 1 / eps
+               ComplexEdgeGrad("normalize_at_0_real",
+                               lambda z: F.normalize(z.reshape(1, 2), dim=1).real.sum(), Z00,
+                               [1e12, 1e12]),
+           )),
     OpInfo("layer_norm", F.layer_norm, _layer_norm_ref, _norm_samples("layer"),
            error_inputs=lambda: _norm_errors("layer_norm"),
            low_precision={tg.bfloat16: (6e-2, 6e-2)}),

@@ -11,18 +11,15 @@
 - ``tg.autograd.gradcheck`` / ``gradgradcheck`` (fast mode, float64) on a few samples.
 - ``tg.compile`` of a step calling the op and backward() equals the eager step.
 - float16 / bfloat16 forward and gradients against float64 on the same rounded values.
-- gradients at non-differentiable points are torch's (`SUBGRADIENTS`).
+- gradients at non-differentiable points are torch's (`Subgradient` records of the entries).
 - docs/ops.md is what tools/gen_ops_doc.py generates from all of the above.
 """
 from __future__ import annotations
 
 import gc
-import math
 import os
 import sys
 import zlib
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -30,12 +27,12 @@ import pytest
 import tracegrad as tg
 from tracegrad.autograd import engine
 from tracegrad.ir import verify
-from tracegrad.ir.registry import REGISTRY
+from tracegrad.ir.registry import INTERNAL, REGISTRY
 from tracegrad.ir.types import from_numpy
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from opdb import F32, F64, NOT_IN_OPDB, OPS  # noqa: E402
-from opdb.core import C64, C128  # noqa: E402
+from opdb import F32, F64, OPS, point_checks  # noqa: E402
+from opdb.core import C64, C128, Subgradient  # noqa: E402
 
 FD_EPS = 1e-6
 FD_TOL = (1e-6, 1e-5)  # (atol, rtol) on the directional derivative
@@ -328,16 +325,32 @@ def test_error_inputs(info, err):
 
 
 def test_opdb_covers_the_registry():
+    """Every registry op, primitive or composite, INTERNAL ones included, has an entry."""
     covered = {op for info in OPS for op in (info.covers or (info.name,))}
-    missing = set(REGISTRY) - covered - set(NOT_IN_OPDB)
-    assert not missing, f"ops without an OpInfo in tests/opdb.py: {sorted(missing)}"
-    stale = (covered | set(NOT_IN_OPDB)) - set(REGISTRY)
+    missing = set(REGISTRY) - covered
+    assert not missing, f"registry ops without an OpInfo in tests/opdb: {sorted(missing)}"
+    stale = covered - set(REGISTRY)
     assert not stale, f"opdb names ops the registry lacks: {sorted(stale)}"
     assert len({info.name for info in OPS}) == len(OPS)
 
 
+def test_entries_run_elsewhere_say_where():
+    """An entry without samples is an INTERNAL op no user call runs alone, with the reason and
+    the tests that run it (`OpInfo.exercised_by`); every other entry has a call."""
+    for info in OPS:
+        if info.exercised_by:
+            assert info.fn is None and not any(c[0] is info for c in CASES), info.name
+            assert all(REGISTRY[op].flags & INTERNAL for op in (info.covers or (info.name,))), \
+                f"{info.name}: a public op must be callable by its entry"
+            assert "tests/" in info.exercised_by, f"{info.name}: name the tests that run it"
+        else:
+            assert callable(info.fn) and callable(info.ref), info.name
+
+
 def test_every_op_has_samples_in_each_dtype():
     for info in OPS:
+        if info.exercised_by:      # no samples, by declaration (test above)
+            continue
         for dtype in info.all_dtypes:
             n = sum(1 for c in CASES if c[0] is info and c[1] is dtype)
             assert n >= 1, f"{info.name} has no {dtype.name} samples"
@@ -591,160 +604,11 @@ def test_low_precision_matches_float64(info, dtype, sample):
 
 
 # ---- subgradients at non-differentiable points ---------------------------------------------
-@dataclass(frozen=True)
-class Subgradient:
-    """torch's gradient of ``fn(*args).sum()`` at a point where the op is not differentiable.
-
-    Attributes:
-        op: the function's path under `tracegrad` ("relu", "nn.functional.hardtanh"); the
-            entry is skipped until the op exists.
-        fn: the call, on float64 tensors built from `args`.
-        args: input values (float64, all differentiated).
-        grads: torch 2.13's gradients, one per argument.
-        note: the convention in words (listed in docs/ops.md).
-    """
-
-    op: str
-    fn: Callable
-    args: tuple
-    grads: tuple
-    note: str = ""
 
 
-INF, NAN = math.inf, math.nan
-F = tg.nn.functional
-# torch 2.13 gives each `grads` below (torch.autograd.grad of fn(*args).sum()).
-SUBGRADIENTS = {
-    "relu": Subgradient("relu", lambda x: tg.relu(x), ([-1.0, 0.0, 2.0],), ([0.0, 0.0, 1.0],),
-                        "relu'(0) = 0"),
-    "abs": Subgradient("abs", lambda x: tg.abs(x), ([-1.0, 0.0, 2.0],), ([-1.0, 0.0, 1.0],),
-                       "abs'(0) = 0 (sign(0))"),
-    "sign": Subgradient("sign", lambda x: tg.sign(x), ([-1.0, 0.0, 2.0],), ([0.0, 0.0, 0.0],),
-                        "0 everywhere, also at 0"),
-    "sqrt": Subgradient("sqrt", lambda x: tg.sqrt(x), ([0.0, 4.0],), ([INF, 0.25],),
-                        "sqrt'(0) = inf"),
-    "log": Subgradient("log", lambda x: tg.log(x), ([0.0, 2.0],), ([INF, 0.5],),
-                       "log'(0) = inf"),
-    "pow_scalar_zero": Subgradient("pow", lambda x: tg.pow(x, 0.0), ([0.0, 2.0],),
-                                   ([0.0, 0.0],), "d/dx x**0 = 0, also at x = 0"),
-    "pow_scalar_half": Subgradient("pow", lambda x: tg.pow(x, 0.5), ([0.0, 4.0],),
-                                   ([INF, 0.25],), "d/dx x**0.5 = inf at 0"),
-    "pow_tensor": Subgradient("pow", lambda x, y: tg.pow(x, y),
-                              ([0.0, 0.0, 0.0], [0.0, 2.0, 0.5]),
-                              ([0.0, 0.0, INF], [0.0, 0.0, 0.0]),
-                              "at x = 0: d/dx is 0 where y = 0, d/dy is 0 where y >= 0"),
-    "maximum": Subgradient("maximum", lambda x, y: tg.maximum(x, y),
-                           ([1.0, 2.0, 3.0], [1.0, 3.0, 2.0]),
-                           ([0.5, 0.0, 1.0], [0.5, 1.0, 0.0]),
-                           "a tie splits the gradient 1/2 each"),
-    "minimum": Subgradient("minimum", lambda x, y: tg.minimum(x, y),
-                           ([1.0, 2.0, 3.0], [1.0, 3.0, 2.0]),
-                           ([0.5, 1.0, 0.0], [0.5, 0.0, 1.0]),
-                           "a tie splits the gradient 1/2 each"),
-    "amax": Subgradient("amax", lambda x: tg.amax(x, dim=1), ([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]],),
-                        ([[0.0, 0.5, 0.5], [1 / 3, 1 / 3, 1 / 3]],),
-                        "tied maxima share the gradient evenly"),
-    "amin": Subgradient("amin", lambda x: tg.amin(x), ([1.0, 1.0, 3.0, 2.0],),
-                        ([0.5, 0.5, 0.0, 0.0],), "tied minima share the gradient evenly"),
-    "max_full": Subgradient("max", lambda x: tg.max(x), ([1.0, 3.0, 3.0, 2.0],),
-                            ([0.0, 0.5, 0.5, 0.0],), "max() without dim: ties share evenly"),
-    "max_dim": Subgradient("max", lambda x: tg.max(x, dim=1).values,
-                           ([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]],),
-                           ([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]],),
-                           "max(dim): all to the returned index (the first maximum)"),
-    "min_dim": Subgradient("min", lambda x: tg.min(x, dim=1).values,
-                           ([[1.0, 1.0, 3.0], [2.0, 2.0, 2.0]],),
-                           ([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]],),
-                           "min(dim): all to the returned index (the first minimum)"),
-    "clamp": Subgradient("clamp", lambda x: tg.clamp(x, -1.0, 1.0),
-                         ([-2.0, -1.0, 0.0, 1.0, 2.0],), ([0.0, 1.0, 1.0, 1.0, 0.0],),
-                         "gradient 1 at either bound (min <= x <= max)"),
-    "clamp_tensor_bounds": Subgradient(
-        "clamp", lambda x, lo, hi: tg.clamp(x, lo, hi),
-        ([0.0, 1.0, 5.0], [0.0, 0.0, 0.0], [2.0, 1.0, 1.0]),
-        ([1.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
-        "tensor bounds: a tie with a bound gives the gradient to x"),
-    "clamp_crossed_bounds": Subgradient(
-        "clamp", lambda x, lo, hi: tg.clamp(x, lo, hi), ([0.0, 5.0], [2.0, 2.0], [1.0, 1.0]),
-        ([0.0, 0.0], [0.0, 0.0], [1.0, 1.0]), "min > max: the result is max, its gradient too"),
-    "hardtanh": Subgradient("nn.functional.hardtanh", lambda x: F.hardtanh(x),
-                            ([-2.0, -1.0, 0.0, 1.0, 2.0],), ([0.0, 0.0, 1.0, 0.0, 0.0],),
-                            "0 at either bound (unlike clamp)"),
-    "relu6": Subgradient("nn.functional.relu6", lambda x: F.relu6(x),
-                         ([-1.0, 0.0, 3.0, 6.0, 7.0],), ([0.0, 0.0, 1.0, 0.0, 0.0],),
-                         "0 at 0 and at 6"),
-    "leaky_relu": Subgradient("nn.functional.leaky_relu", lambda x: F.leaky_relu(x),
-                              ([-1.0, 0.0, 1.0],), ([0.01, 0.01, 1.0],),
-                              "negative_slope at 0"),
-    "elu": Subgradient("nn.functional.elu", lambda x: F.elu(x), ([-1.0, 0.0, 1.0],),
-                       ([math.exp(-1.0), 1.0, 1.0],), "1 at 0"),
-    "floor": Subgradient("floor", lambda x: tg.floor(x), ([-1.0, 0.5, 1.0],),
-                         ([0.0, 0.0, 0.0],), "0 everywhere, also at the jumps"),
-    "round": Subgradient("round", lambda x: tg.round(x), ([0.5, 1.5, 1.0],),
-                         ([0.0, 0.0, 0.0],), "0 everywhere, also at the jumps"),
-    "frac": Subgradient("frac", lambda x: tg.frac(x), ([-1.0, 0.5, 1.0],), ([1.0, 1.0, 1.0],),
-                        "1 everywhere, also at the jumps"),
-    "fmod": Subgradient("fmod", lambda x, y: tg.fmod(x, y), ([3.0, -3.0, 2.0], [2.0, 2.0, 2.0]),
-                        ([1.0, 1.0, 1.0], [-1.0, 1.0, -1.0]), "d/dy = -trunc(x / y)"),
-    "remainder": Subgradient("remainder", lambda x, y: tg.remainder(x, y),
-                             ([3.0, -3.0, 2.0], [2.0, 2.0, 2.0]),
-                             ([1.0, 1.0, 1.0], [-1.0, 2.0, -1.0]), "d/dy = -floor(x / y)"),
-    "asin": Subgradient("asin", lambda x: tg.asin(x), ([1.0, -1.0, 0.0],), ([INF, INF, 1.0],),
-                        "inf at +-1"),
-    "acos": Subgradient("acos", lambda x: tg.acos(x), ([1.0, -1.0, 0.0],),
-                        ([-INF, -INF, -1.0],), "-inf at +-1"),
-    "atanh": Subgradient("atanh", lambda x: tg.atanh(x), ([1.0, 0.0],), ([INF, 1.0],),
-                         "inf at 1"),
-    "erfinv": Subgradient("erfinv", lambda x: tg.erfinv(x), ([1.0, 0.0],),
-                          ([INF, math.sqrt(math.pi) / 2],), "inf at 1"),
-    "atan2": Subgradient("atan2", lambda y, x: tg.atan2(y, x), ([0.0, 1.0], [0.0, 1.0]),
-                         ([0.0, 0.5], [0.0, -0.5]), "0 for both at (0, 0)"),
-    "hypot": Subgradient("hypot", lambda x, y: tg.hypot(x, y), ([0.0, 3.0], [0.0, 4.0]),
-                         ([NAN, 0.6], [NAN, 0.8]), "nan at (0, 0) (undefined)"),
-    "xlogy": Subgradient("xlogy", lambda x, y: tg.xlogy(x, y), ([0.0, 0.0, 1.0], [0.0, 2.0, 2.0]),
-                         ([0.0, math.log(2.0), math.log(2.0)], [NAN, 0.0, 0.5]),
-                         "d/dx = log(y) but 0 at x = y = 0; d/dy = x / y, nan at (0, 0)"),
-    "norm_zero": Subgradient("norm", lambda x: tg.norm(x), ([0.0, 0.0, 0.0],),
-                             ([0.0, 0.0, 0.0],), "2-norm: gradient 0 at the zero vector"),
-    "norm_inf_ties": Subgradient("norm", lambda x: tg.norm(x, p=INF), ([-3.0, 3.0, 1.0],),
-                                 ([-0.5, 0.5, 0.0],), "inf-norm: tied maxima of |x| share evenly"),
-    "vector_norm_zero": Subgradient("linalg.vector_norm", lambda x: tg.linalg.vector_norm(x),
-                                    ([0.0, 0.0],), ([0.0, 0.0],), "0 at the zero vector"),
-    "prod_zeros": Subgradient("prod", lambda x: tg.prod(x, dim=1),
-                              ([[0.0, 2.0, 3.0], [0.0, 0.0, 3.0]],),
-                              ([[6.0, 0.0, 0.0], [0.0, 0.0, 0.0]],),
-                              "exact with zeros (product of the others), not out / x"),
-    "cumprod_zero": Subgradient("cumprod", lambda x: tg.cumprod(x, dim=0), ([2.0, 0.0, 3.0],),
-                                ([1.0, 8.0, 0.0],), "exact with zeros"),
-    "cummax_ties": Subgradient("cummax", lambda x: tg.cummax(x, dim=0).values,
-                               ([1.0, 3.0, 3.0, 2.0],), ([1.0, 1.0, 2.0, 0.0],),
-                               "each output's gradient goes to its returned index (the last tie)"),
-    "std_constant": Subgradient("std", lambda x: tg.std(x), ([1.0, 1.0, 1.0],),
-                                ([0.0, 0.0, 0.0],), "0 for a constant input (std = 0)"),
-    "logsumexp_neg_inf": Subgradient("logsumexp", lambda x: tg.logsumexp(x, 0),
-                                     ([-INF, 0.0],), ([0.0, 1.0],), "0 for -inf entries"),
-    "sort_ties": Subgradient("sort", lambda x: tg.sort(x).values * tg.tensor([1.0, 2.0, 3.0, 4.0],
-                                                                             dtype=tg.float64),
-                             ([2.0, 1.0, 2.0, 0.0],), ([3.0, 2.0, 4.0, 1.0],),
-                             "ties keep their order (stable), each gets its own gradient"),
-    "topk_ties": Subgradient("topk", lambda x: tg.topk(x, 1).values, ([2.0, 1.0, 2.0, 0.0],),
-                             ([1.0, 0.0, 0.0, 0.0],), "all to the returned index"),
-    "nan_to_num": Subgradient("nan_to_num", lambda x: tg.nan_to_num(x),
-                              ([NAN, INF, -INF, 1.0],), ([0.0, 0.0, 0.0, 1.0],),
-                              "0 where the input was nan or +-inf"),
-    "l1_loss_tie": Subgradient("nn.functional.l1_loss",
-                               lambda x, y: F.l1_loss(x, y, reduction="sum"),
-                               ([1.0, 2.0], [1.0, 1.0]), ([0.0, 1.0], [0.0, -1.0]),
-                               "0 where input == target"),
-    "smooth_l1_loss_tie": Subgradient("nn.functional.smooth_l1_loss",
-                                      lambda x, y: F.smooth_l1_loss(x, y, reduction="sum"),
-                                      ([1.0, 3.0], [1.0, 2.0]), ([0.0, 1.0], [0.0, -1.0]),
-                                      "0 at input == target, 1 at |diff| == beta"),
-    "max_pool2d_ties": Subgradient("nn.functional.max_pool2d",
-                                   lambda x: F.max_pool2d(x, 2), ([[[[1.0, 1.0], [1.0, 0.0]]]],),
-                                   ([[[[1.0, 0.0], [0.0, 0.0]]]],),
-                                   "a tied window gives all to the first maximum"),
-}
+# torch 2.13 gives each `grads` (torch.autograd.grad of fn(*args).sum()); each record is
+# declared with its op's entry in tests/opdb/ (`OpInfo.point_checks`)
+SUBGRADIENTS = point_checks(Subgradient)
 
 
 def _resolve(path: str):

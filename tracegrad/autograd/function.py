@@ -33,7 +33,7 @@ import inspect
 import numpy as np
 
 from tracegrad.ir import types as T
-from tracegrad.ir.registry import COMPLEX, INTERNAL, REQUIRED, defop
+from tracegrad.ir.ops.host import CUSTOM_FUNCTION
 
 from .. import _state
 from .._ops import full, sum_to_size
@@ -42,31 +42,8 @@ from ..tensor import Tensor
 from .anomaly import nan_error
 from .grad_mode import no_grad
 from .graph import Node
-from .hooks import _never, host, materialized_zero
 from .record import INFERENCE_SAVED, forward_stack
 from .saved_hooks import _FREED, PACKED
-
-
-def _custom_vjp(b, ct, *values, name, node, out_types):
-    n_out = len(out_types)
-    ins = values[:len(values) - n_out]
-    cts = list(ct) if n_out > 1 else [ct]
-    defined = tuple(t.dtype.is_differentiable and not materialized_zero(c)
-                    for c, t in zip(cts, out_types))
-    wanted = [i for i, x in enumerate(ins) if x.dtype.is_differentiable]
-    res = host(b, [c for c, d in zip(cts, defined) if d], kind="custom", node=node, mask=defined,
-               out_types=tuple(ins[i].type for i in wanted))
-    grads = [None] * len(ins)
-    for i, r in zip(wanted, res):
-        grads[i] = r
-    return grads
-
-
-CUSTOM_FUNCTION = defop(
-    "custom_function", "*inputs", attrs=(("name", REQUIRED), ("node", REQUIRED),
-                                         ("out_types", REQUIRED)),
-    infer=lambda types, *, out_types, **_: tuple(out_types), kernel=_never("custom_function"),
-    vjp=_custom_vjp, flags=INTERNAL | COMPLEX, ref="torch.autograd.Function")
 
 
 class FunctionCtx:

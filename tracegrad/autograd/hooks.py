@@ -18,6 +18,9 @@ it builds from the tape, and the autodiff pass turns each mark into one
 - ``custom_function(...)``: an `autograd.Function` application; its VJP is
   ``host_call{kind="custom"}`` calling the Function's ``backward``.
 
+These four ops are declared in ir/ops/host.py (IR only, registered with the IR); this
+module is their runtime side.
+
 Attributes are plain data (the tape position of the node, an output index);
 the Python objects are looked up in the current `BackwardRun`, so programs
 stay structural and cached: a hook added to a tensor that already has one
@@ -39,99 +42,14 @@ import threading
 import numpy as np
 
 from tracegrad.ir.graph import Graph
-from tracegrad.ir.registry import COMPLEX, INTERNAL, NONDIFF, REQUIRED, defop, get
+# the IR side of hooks (their ops, registered with the IR); engine.py reads the marks here
+from tracegrad.ir.ops.host import HOST, NODE_HOOKS, TENSOR_HOOKS  # noqa: F401
 
 from .._ops import full
 from ..backends.executable import Executable
 from ..tensor import Tensor
 from .grad_mode import no_grad
 from .graph import add_hook
-
-
-HOST = "host_call"
-
-
-def _never(name):
-    def kernel(xp, *args, **attrs):
-        raise RuntimeError(f"{name}: this node runs only inside the autograd engine (it calls "
-                           "Python hooks or an autograd.Function); run the program through "
-                           "backward() / autograd.grad()")
-    return kernel
-
-
-def _declared_types(types, *, out_types, **_):
-    return tuple(out_types)
-
-
-def _fit(b, g, x):
-    """A gradient at a broadcast shape/other dtype brought to input `x`'s type (as autodiff)."""
-    if g.shape != x.shape:
-        g = b.sum_to_size(g, x.shape)
-    if g.dtype is not x.dtype:
-        g = b.convert(g, x.dtype)
-    return g
-
-
-def host(b, values: list, *, kind: str, node: int, index: int = 0, mask: tuple = (),
-         out_types: tuple) -> list:
-    """Emit a ``host_call`` node; returns its output values."""
-    if not out_types:
-        return []
-    return b.call(HOST, list(values), kind=kind, node=node, index=index, mask=mask,
-                  out_types=tuple(out_types))
-
-
-def materialized_zero(v) -> bool:
-    """The zeros the autodiff pass makes for an output no gradient reached (torch: None)."""
-    n = v.node
-    return n is not None and n.op == "full" and n.attrs.get("fill_value") == 0 and not n.inputs
-
-
-def _tensor_hooks_vjp(b, ct, x, out, *, node, index, leaf):
-    return host(b, [ct], kind="leaf" if leaf else "tensor", node=node, index=index,
-                out_types=(x.type,))
-
-
-def _node_hooks_vjp(b, ct, *values, node, op, op_attrs, out_types, needs, pre, post):
-    n_out = len(out_types)
-    ins, outs = values[:len(values) - n_out], values[len(values) - n_out:]
-    cts = list(ct) if n_out > 1 else [ct]
-    if pre:
-        cts = host(b, cts, kind="pre", node=node, mask=tuple(not materialized_zero(c) for c in cts),
-                   out_types=tuple(c.type for c in cts))
-    grads = get(op).vjp(b, cts[0] if n_out == 1 else tuple(cts), *ins, *outs, **dict(op_attrs))
-    if not post:
-        return grads
-    grads = [_fit(b, g, x) if g is not None and need else None
-             for g, x, need in zip(grads, ins, needs)]
-    mask = tuple(g is not None for g in grads)
-    present = [g for g in grads if g is not None]
-    res = host(b, present + cts, kind="post", node=node, mask=mask,
-               out_types=tuple(g.type for g in present))
-    it = iter(res)
-    return [next(it) if m else None for m in mask]
-
-
-TENSOR_HOOKS = defop(
-    "tensor_hooks", "input", attrs=(("node", REQUIRED), ("index", REQUIRED), ("leaf", False)),
-    infer=lambda types, **_: types[0], kernel=lambda xp, x, **_: x, vjp=_tensor_hooks_vjp,
-    flags=INTERNAL | COMPLEX,
-    ref="torch.Tensor.register_hook (a forward mark; see autograd/hooks.py)")
-
-NODE_HOOKS = defop(
-    "node_hooks", "*inputs",
-    attrs=(("node", REQUIRED), ("op", REQUIRED), ("op_attrs", REQUIRED), ("out_types", REQUIRED),
-           ("needs", REQUIRED), ("pre", REQUIRED), ("post", REQUIRED)),
-    infer=_declared_types, kernel=_never("node_hooks"), vjp=_node_hooks_vjp,
-    flags=INTERNAL | COMPLEX,
-    ref="torch.autograd.graph.Node.register_hook (a forward mark; see autograd/hooks.py)")
-
-HOST_CALL = defop(
-    HOST, "*inputs",
-    attrs=(("kind", REQUIRED), ("node", REQUIRED), ("index", 0), ("mask", ()),
-           ("out_types", REQUIRED)),
-    infer=_declared_types, kernel=_never(HOST), vjp=NONDIFF, flags=INTERNAL | COMPLEX,
-    ref="a Python hook or autograd.Function.backward (see autograd/hooks.py)")
 
 
 # ---- the backward run: where host calls find their Python objects -----------------------------

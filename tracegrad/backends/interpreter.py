@@ -20,10 +20,11 @@ import numpy as np
 
 from tracegrad.ir.graph import Graph, Node
 from tracegrad.ir.printer import format_loc
-from tracegrad.ir.registry import ELEMENTWISE, get
+from tracegrad.ir.registry import Fusion, get
 
 BLOCK_ELEMENTS = 1 << 16   # elements per row block of a fusion region (256 KiB of f32)
 MIN_BLOCKED_ELEMENTS = 1 << 19   # smaller regions run node by node (see docs/passes.md)
+_REDUCTIONS = (Fusion.REDUCE_SUM, Fusion.REDUCE_MAX)
 # a sum across row blocks accumulates these in float32: adding block partials in float16
 # loses what NumPy's own float16 sum (float32 inside) keeps (4096 ones summed to 2048)
 _LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
@@ -194,8 +195,8 @@ class BlockedRegion:
     def plan(run_: list[Node], exported: list, slot: dict) -> "BlockedRegion | None":
         """Compile `run_` (a region's nodes in order) whose values in `exported` are read
         after it; `slot` numbers the program's values.  None: run it node by node."""
-        shape = tuple(max((n.inputs[0].shape if n.op in ("sum", "amax") else n.outputs[0].shape
-                           for n in run_), key=len))
+        shape = tuple(max((n.inputs[0].shape if get(n.op).fusion in _REDUCTIONS
+                           else n.outputs[0].shape for n in run_), key=len))
         if len(run_) < 2 or math.prod(shape) < MIN_BLOCKED_ELEMENTS:
             return None
         for k in range(len(shape), 0, -1):   # merge as many leading dims as the region allows
@@ -248,7 +249,8 @@ class BlockedRegion:
             out = n.outputs[0]
             attrs = dict(n.attrs)
             tail = attrs
-            if n.op in ("sum", "amax"):
+            role = get(n.op).fusion
+            if role in _REDUCTIONS:
                 dims = sorted(d % R for d in n.attrs["dim"])
                 merged = [d for d in dims if d < k]
                 if merged and merged != list(range(k)):
@@ -258,18 +260,18 @@ class BlockedRegion:
                 if merged:
                     if id(out) not in exported_ids:
                         return None          # a partial sum is only valid once accumulated
-                    across[id(out)] = n.op
+                    across[id(out)] = role.value   # "sum" or "max": how block partials combine
                     attrs["dim"] = (0,) + tuple(d - k + 1 for d in dims if d >= k)
                     attrs["keepdim"] = True
                 else:
                     attrs["dim"] = tuple(d - k + 1 for d in dims)
-            elif n.op == "expand":
+            elif role is Fusion.BROADCAST:
                 size = tuple(attrs["size"])
                 if layout(size)[0] != "rowed":
                     return None
                 attrs = {**attrs, "size": (step,) + size[k:]}
                 tail = {**attrs, "size": ((rows - 1) % step + 1,) + size[k:]}
-            elif not get(n.op).flags & ELEMENTWISE or layout(out.shape)[0] != "rowed":
+            elif role is not Fusion.ELEMENTWISE or layout(out.shape)[0] != "rowed":
                 return None
             index[id(out)] = len(index)
             kernel = get(n.op).kernel_for("numpy")

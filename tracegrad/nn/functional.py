@@ -1,12 +1,13 @@
 """torch.nn.functional names, backed by the op registry.
 
-Most names are registry ops (primitives or decompositions: ir/ops/nn.py, conv.py,
-unary.py ...).  The functions written out here add what a registry op cannot hold:
+Most names are registry ops (primitives or decompositions: ir/ops/nn.py, losses.py,
+normalization.py, conv.py, unary.py ...).  The functions written out here add what a registry op cannot hold:
 state (`dropout` draws from the global generator, `batch_norm` updates the running
 statistics in place), torch's `inplace=` flag, and torch's argument order where the
 functional spelling differs from ``torch.<name>`` (`embedding`).
 """
 from tracegrad.ir import types as T
+from tracegrad.ir.errors import DTypeError
 from tracegrad.ir.ops.index import checked_index
 from tracegrad.ir.registry import REGISTRY
 
@@ -60,6 +61,8 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     """
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
+    if input.dtype.is_complex:   # worded as the registry's one rule (`check_complex`)
+        raise DTypeError(f"dropout: not supported for complex tensors, got ({input._type})")
     if not input.dtype.is_floating_point:
         raise TypeError(f"dropout: expected a floating-point input, got {input._type}")
     if inplace:
