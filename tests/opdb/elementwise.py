@@ -100,6 +100,13 @@ TRIG_OPS = [
                            ([-INF, -INF, -1.0],), "-inf at +-1"),
            )),
     _unary("atan", tg.atan, lambda xp, x: xp.arctan(x), complex_samples=2),
+    _unary("sinc", tg.sinc, lambda xp, x: xp.sinc(x), complex_samples=None,
+           extra=_values(0.0, 1e-4, -1.0),
+           notes="gradient 0 at x = 0, as torch; second derivative there -pi^2/3 (torch: NaN)",
+           point_checks=(
+               Subgradient("sinc", "sinc", lambda x: tg.sinc(x), ([0.0, 1.0],), ([0.0, -1.0],),
+                           "sinc'(0) = 0, sinc'(1) = -1"),
+           )),
     _unary("sinh", tg.sinh, lambda xp, x: xp.sinh(x), complex_samples=2),
     _unary("cosh", tg.cosh, lambda xp, x: xp.cosh(x), complex_samples=2),
     _unary("asinh", tg.asinh, lambda xp, x: xp.arcsinh(x), complex_samples=2),
