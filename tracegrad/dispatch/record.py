@@ -51,10 +51,12 @@ def finish(state: dict, op, operands: list, ins: tuple, datas, outs: list, attrs
         for o in outs:
             vc = o._vc
             versions.append((vc, vc[0]))
-        # the user's line: the first frame outside tracegrad above this one, the mode's
-        # `apply` and the frontend's `run_plan` / `apply` (always ours); a file not seen
-        # yet is classified by the slow walk
-        f = _getframe(3)
+        # the user's line: the first frame outside tracegrad.  The five below it are always
+        # ours: this function, the mode's `apply`, the frontend's `run_plan` (or `apply`),
+        # `Frontend.call` (or an internal caller of `apply`, the engine) and call's caller
+        # (an operator, an _ops function, a decomposition); on the common path frame 5 is
+        # the user's, found with one lookup.  A file not seen yet is classified by the slow walk
+        f = _getframe(5)
         while True:
             code = f.f_code
             inside = _INTERNAL_FILE.get(code.co_filename)
