@@ -220,21 +220,19 @@ def _huber_loss(ops, input, target, reduction="mean", delta=1.0, weight=None):
     return _reduce(ops, loss, reduction)
 
 
-_LEGACY = (("size_average", None), ("reduce", None), ("reduction", "mean"))
+# torch's loss signature: the deprecated size_average / reduce flags before `reduction`
+_LOSS = "input: Tensor, target: Tensor, size_average=None, reduce=None, reduction='mean', "
 defcomposite("mse_loss",
-             "input: Tensor, target: Tensor, size_average=None, reduce=None, reduction='mean', "
-             "weight: Tensor | None = None",
+             _LOSS + "weight: Tensor | None = None",
              _mse_loss, ref="torch.nn.functional.mse_loss",
              autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
 # complex: the mean of |input - target| (real, unless the weight is complex), as torch
 defcomposite("l1_loss",
-             "input: Tensor, target: Tensor, size_average=None, reduce=None, reduction='mean', "
-             "weight: Tensor | None = None",
+             _LOSS + "weight: Tensor | None = None",
              _l1_loss, ref="torch.nn.functional.l1_loss", flags=COMPLEX, node_name="MeanBackward0",
              autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
 defcomposite("smooth_l1_loss",
-             "input: Tensor, target: Tensor, size_average=None, reduce=None, reduction='mean', "
-             "beta=1.0",
+             _LOSS + "beta=1.0",
              _smooth_l1_loss, ref="torch.nn.functional.smooth_l1_loss",
              autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
 defcomposite("huber_loss",
@@ -322,7 +320,6 @@ def _kl_div(ops, input, target, size_average=None, reduce=None, reduction="mean"
 
 
 defcomposite("kl_div",
-             "input: Tensor, target: Tensor, size_average=None, reduce=None, reduction='mean', "
-             "log_target=False",
+             _LOSS + "log_target=False",
              _kl_div, ref="torch.nn.functional.kl_div",
              autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
