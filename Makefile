@@ -25,12 +25,14 @@ demo-char: $(STAMP)
 demo-function: $(STAMP)
 	$(VENV)/bin/python examples/custom_function.py
 
-# the op-database sweep past each op's first samples is marked slow: `make test-all` runs it
+# the op-database sweep past each op's first samples is marked slow: `make test-all` runs it.
+# Two pytest-xdist workers (the machines have 2 cores); PYTEST_WORKERS=0 runs in one process
+PYTEST_WORKERS ?= 2
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest tests -m "not slow"
+	$(VENV)/bin/python -m pytest tests -m "not slow" -n $(PYTEST_WORKERS)
 
 test-all: $(STAMP)
-	$(VENV)/bin/python -m pytest tests
+	$(VENV)/bin/python -m pytest tests -n $(PYTEST_WORKERS)
 
 bench: $(STAMP)
 	$(VENV)/bin/python -m benchmarks
