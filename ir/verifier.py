@@ -29,6 +29,9 @@ def verify(g: Graph) -> None:
             _fail(g, i, f"unknown op {n.op!r}")
         if op.decomp is not None:
             _fail(g, i, f"{n.op} is a composite op and must be decomposed before it enters a graph")
+        if not op.variadic and len(n.inputs) != op.n_inputs:
+            _fail(g, i, f"{n.op} takes {op.n_inputs} operand(s) ({', '.join(op.inputs)}), "
+                        f"got {len(n.inputs)}")
         for k, v in enumerate(n.inputs):
             if id(v) not in defined:
                 _fail(g, i, f"input {k} of {n.op} is used before it is defined")

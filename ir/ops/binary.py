@@ -75,12 +75,14 @@ _binary("pow", lambda xp, x, y: xp.power(x, y), _pow_vjp, flags=CEW,
 
 
 def _minmax_vjp(strict_cmp):
-    # torch.maximum/minimum: the winner gets the gradient, a tie splits it in half.
+    # torch.maximum/minimum: the winner gets the gradient, a tie splits it in half; an
+    # operand gets 0 only where the other strictly wins, so a NaN pair gives both the whole
+    # gradient, as torch's where(x == y, ct / 2, ct).masked_fill_(x < y, 0).
     def vjp(b, ct, x, y, out):
         half = b.mul(ct, 0.5)
         tie = b.eq(x, y)
-        dx = b.where(tie, half, b.where(strict_cmp(b, x, y), ct, 0.0))
-        dy = b.where(tie, half, b.where(strict_cmp(b, y, x), ct, 0.0))
+        dx = b.where(tie, half, b.where(strict_cmp(b, y, x), 0.0, ct))
+        dy = b.where(tie, half, b.where(strict_cmp(b, x, y), 0.0, ct))
         return [dx, dy]
     return vjp
 

@@ -68,9 +68,11 @@ def _vector_norm_vjp(b, ct, x, out, *, ord, dim, keepdim):
     if ord == 2:   # x / |x|, with x == 0 wherever the norm is 0
         return [b.mul(ct, b.div(x, b.where(b.eq(out, 0.0), 1.0, out)))]
     ax = b.abs(x)
-    if math.isinf(ord):
-        mask = b.convert(b.eq(ax, out), ax.dtype)
-        return [b.mul(b.div(ct, b.sum(mask, dim, True)), b.mul(sign, mask))]
+    if math.isinf(ord):   # torch: the extremes or NaNs share it; sgn(NaN) is 0 there
+        mask = b.logical_or(b.eq(ax, out), b.ne(ax, ax))
+        count = b.sum(b.convert(mask, ax.dtype), dim, True)   # >= 1: the slice is not empty
+        sign = b.where(b.ne(x, x), 0.0, sign)
+        return [b.mul(sign, b.where(mask, b.div(ct, count), 0.0))]
     if ord < 1:    # sign(x) |x|^(p-1) (0 at x == 0) * norm^(1-p)
         scaled = b.mul(sign, b.pow(b.where(b.eq(x, 0.0), 1.0, ax), ord - 1))
         return [b.mul(b.mul(ct, scaled), b.pow(out, 1 - ord))]

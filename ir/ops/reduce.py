@@ -108,10 +108,25 @@ def _extreme_infer(name):
 
 
 def _amax_vjp(b, ct, x, out, *, dim, keepdim):
-    # torch.amax/amin: the gradient is split evenly among all extremal elements.
-    mask = b.convert(b.eq(x, _keep(b, out, x, dim, keepdim)), ct.dtype)
-    count = b.sum(mask, dim, True)
-    return [b.mul(b.div(_keep(b, ct, x, dim, keepdim), count), mask)]
+    # torch.amax/amin: the gradient is split evenly among all extremal elements; a slice
+    # holding a NaN (its result NaN, no element equal to it) gets NaN everywhere, as torch's
+    # ct / count * mask gives there.  Written with `where` so no inf * 0 is ever formed:
+    # XLA folds inf * convert(false) to 0 where NumPy gives NaN, and both executors must
+    # agree bit for bit.
+    mask = b.eq(x, _keep(b, out, x, dim, keepdim))
+    count = b.sum(b.convert(mask, ct.dtype), dim, True)
+    empty = b.eq(count, 0.0)
+    share = b.div(_keep(b, ct, x, dim, keepdim), b.where(empty, 1.0, count))
+    return [b.where(empty, math.nan, b.where(mask, share, 0.0))]
+
+
+def _extreme_all_vjp(b, ct, x, out):
+    # torch.max()/min() without dim (evenly_distribute_backward): the gradient is split
+    # evenly among the elements equal to the result, or among the NaNs when it is NaN.
+    nan_out = b.ne(out, out)
+    mask = b.where(nan_out, b.ne(x, x), b.eq(x, out))
+    count = b.sum(b.convert(mask, ct.dtype), tuple(range(len(x.shape))), False)
+    return [b.where(mask, b.div(ct, count), 0.0)]   # count >= 1: the input is not empty
 
 
 defop("amax", "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce("amax"),
@@ -172,6 +187,22 @@ def _max_min(name, full, binary):
     return decomp
 
 
+def _extreme_all_infer(name):
+    def infer(types):
+        t = types[0]
+        if t.numel == 0:
+            raise ValueError(f"{name}(): Expected reduction dim to be specified for "
+                             f"input.numel() == 0, got {t}")
+        return T.TensorType((), t.dtype)
+    return infer
+
+
+for _name in ("max", "min"):   # torch.max(x) / min(x): its own gradient rule (not amax's)
+    defop(f"{_name}_all", "input", infer=_extreme_all_infer(_name), flags=RED | INTERNAL,
+          kernel=(lambda fn: lambda xp, x: getattr(xp, fn)(x))(_name), vjp=_extreme_all_vjp,
+          ref=f"torch.{_name}() (no dim)", aten_name=f"aten::{_name}")
+
+
 for _name, _arg, _binary in (("max", "argmax", "maximum"), ("min", "argmin", "minimum")):
     # with dim: (values, indices), the whole gradient to the index returned (first of ties)
     defop(f"{_name}_with_indices", "input", attrs=(("dim", 0), ("keepdim", False)),
@@ -185,7 +216,7 @@ for _name, _arg, _binary in (("max", "argmax", "maximum"), ("min", "argmin", "mi
     defcomposite(_name,
                  "input: Tensor, dim: Tensor | int | None = None, keepdim=False, "
                  "other: Tensor | None = None",
-                 _max_min(_name, "a" + _name, _binary), ref=f"torch.{_name}")
+                 _max_min(_name, f"{_name}_all", _binary), ref=f"torch.{_name}")
 
 
 def _canon_arg(name):

@@ -217,7 +217,11 @@ def _slice_infer(types, *, starts, stops, steps):
     t = types[0]
     if not len(starts) == len(stops) == len(steps) == t.ndim:
         raise ShapeError(f"slice: starts/stops/steps must have one entry per dim of {t}")
-    shape = tuple(max(0, -(-(e - s) // st)) for s, e, st in zip(starts, stops, steps))
+    if any(st <= 0 for st in steps):
+        raise ValueError(f"slice: steps must be positive, got {tuple(steps)} for {t}")
+    # the length the kernel's x[start:stop:step] gives (bounds clipped as Python clips them)
+    shape = tuple(len(range(*slice(s, e, st).indices(n)))
+                  for s, e, st, n in zip(starts, stops, steps, t.shape))
     return T.TensorType(shape, t.dtype)
 
 
@@ -242,11 +246,19 @@ def _slice_backward_jax(xp, ct, *, shape, starts, stops, steps):
     return xp.zeros(shape, dtype=ct.dtype).at[_slices(starts, stops, steps)].set(ct)
 
 
+def _slice_backward_infer(types, *, shape, starts, stops, steps):
+    out = T.TensorType(tuple(shape), types[0].dtype)
+    want = _slice_infer([out], starts=starts, stops=stops, steps=steps)
+    if types[0] != want:
+        raise ShapeError(f"slice_backward: grad must be {want}, the slice of {out}, "
+                         f"got {types[0]}")
+    return out
+
+
 # The adjoint of slice: place the cotangent in a zero tensor of the input's shape.
 defop("slice_backward", "grad", attrs=(("shape", None), ("starts", None), ("stops", None),
                                        ("steps", None)),
-      infer=lambda types, *, shape, **_: T.TensorType(tuple(shape), types[0].dtype),
-      kernel=_slice_backward_np, kernels={"jax": _slice_backward_jax},
+      infer=_slice_backward_infer, kernel=_slice_backward_np, kernels={"jax": _slice_backward_jax},
       flags=CHEAP | INTERNAL | COMPLEX,
       ref="torch slice_backward",
       vjp=lambda b, ct, g, out, *, shape, starts, stops, steps: [b.slice(ct, starts, stops, steps)],

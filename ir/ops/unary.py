@@ -95,11 +95,12 @@ defop("sigmoid", "input", infer=same_as_first, flags=CEW | TO_FLOAT, ref="torch.
       vjp=lambda b, ct, x, out: [mul_conj(b, ct, b.mul(out, b.rsub(out, 1.0)))],
       jvp=lambda b, t, x, out: b.mul(t, b.mul(out, b.rsub(out, 1.0))))
 
-# Gradient 0 at x == 0, as torch.relu.
+# Gradient 0 where out <= 0 (at x == 0 too), as torch.relu's threshold_backward: a NaN
+# passes the gradient through.
 defop("relu", "input", infer=_no_bool("relu"), flags=EW, ref="torch.relu",
       kernel=lambda xp, x: xp.maximum(x, x.dtype.type(0)),
-      vjp=lambda b, ct, x, out: [b.where(b.gt(out, 0), ct, 0.0)],
-      jvp=lambda b, t, x, out: b.where(b.gt(out, 0), t, 0.0))
+      vjp=lambda b, ct, x, out: [b.where(b.le(out, 0), 0.0, ct)],
+      jvp=lambda b, t, x, out: b.where(b.le(out, 0), 0.0, t))
 
 defop("sign", "input", infer=same_as_first, flags=EW, ref="torch.sign",
       kernel=lambda xp, x: xp.sign(x),

@@ -525,7 +525,7 @@ OPS = [
                            ([0.5, 0.5, 0.0, 0.0],), "tied minima share the gradient evenly"),
            )),
     OpInfo("max", _max_fn("max"), _max_ref("argmax", "max", "maximum"), _max_samples(5.0),
-           error_inputs=_max_errors("max"), covers=("max", "max_with_indices"),
+           error_inputs=_max_errors("max"), covers=("max", "max_with_indices", "max_all"),
            notes="with dim: the gradient goes to the index returned (the first maximum); "
                  "without dim: ties share it evenly",
            point_checks=(
@@ -537,7 +537,7 @@ OPS = [
                            "max(dim): all to the returned index (the first maximum)"),
            )),
     OpInfo("min", _max_fn("min"), _max_ref("argmin", "min", "minimum"), _max_samples(-5.0),
-           error_inputs=_max_errors("min"), covers=("min", "min_with_indices"),
+           error_inputs=_max_errors("min"), covers=("min", "min_with_indices", "min_all"),
            notes="with dim: the gradient goes to the index returned (the first minimum); "
                  "without dim: ties share it evenly",
            point_checks=(
