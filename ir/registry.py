@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
 from . import types as T
+from .attr_kinds import AttrKind
 from .errors import DTypeError, IRError
 
 # Flags the passes and frontends read (never op names).
@@ -101,7 +102,10 @@ class OpDef:
     Attributes:
         name: op name, also the torch function name where one exists.
         inputs: tensor input names; a single ``"*name"`` means a variadic list.
-        attrs: ``(name, default)`` pairs in print order; ``REQUIRED`` default = must be given.
+        attrs: ``(name, default)`` pairs in print order; ``REQUIRED`` default = must be given
+            (declared to `defop` as ``(name, default, kind)`` triples).
+        attr_kinds: ``{name: AttrKind}`` (ir/attr_kinds.py): what each attribute may hold
+            in a graph; the verifier checks every node's attributes against it.
         infer: ``infer(in_types, **attrs) -> TensorType | tuple[TensorType, ...]``;
             raises ShapeError/DTypeError naming the op.
         kernel: ``kernel(xp, *arrays, **attrs)``; must return the inferred dtype and shape.
@@ -153,6 +157,7 @@ class OpDef:
     cost: Cost | None = None
     fusion: Any = _DERIVED
     view_inverse: Callable | None = None
+    attr_kinds: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.aten_name = self.aten_name or f"aten::{self.name}"
@@ -205,16 +210,32 @@ def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, ker
         raise IRError(f"op {name!r}: jvp must be a rule, LINEAR or None (derived from the vjp), "
                       f"and an op without gradient has none; got {jvp!r}")
     autocast = _checked_facts(name, autocast, cost)
+    attrs, kinds = _split_attrs(name, attrs)
     if fusion is not _DERIVED and fusion is not None and not isinstance(fusion, Fusion):
         raise IRError(f"op {name!r}: fusion must be a Fusion or None, got {fusion!r}")
     if view_inverse is not None and not (callable(view_inverse) and flags & VIEW):
         raise IRError(f"op {name!r}: view_inverse must be a rule, and only a VIEW op has one")
-    op = OpDef(name, inputs, tuple(attrs), infer, kernel, vjp, canon, flags,
+    op = OpDef(name, inputs, attrs, infer, kernel, vjp, canon, flags,
                dict(kernels or {}), decomp, ref, promote_inputs, jvp=jvp, node_name=node_name,
                autocast=autocast, aten_name=aten_name, cost=cost, fusion=fusion,
-               view_inverse=view_inverse)
+               view_inverse=view_inverse, attr_kinds=kinds)
     REGISTRY[name] = op
     return op
+
+
+def _split_attrs(name: str, attrs) -> tuple[tuple, dict]:
+    """A primitive's ``(name, default, kind)`` attribute triples as (pairs, kinds); every
+    attribute must declare its kind (ir/attr_kinds.py), which the verifier checks."""
+    pairs, kinds = [], {}
+    for entry in attrs:
+        if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str)
+                and isinstance(entry[2], AttrKind)):
+            raise IRError(f"op {name!r}: attribute {entry!r} must be declared as (name, "
+                          "default, kind), kind one of ir/attr_kinds.py's (K.INT, K.DIMS, "
+                          "K.SHAPE, K.DTYPE, K.enum(...) ...)")
+        pairs.append(entry[:2])
+        kinds[entry[0]] = entry[2]
+    return tuple(pairs), kinds
 
 
 def register_kernel(name: str, backend: str, kernel: Callable) -> None:

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from .. import attr_kinds as K
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
@@ -166,8 +167,8 @@ def _conv_vjp(b, ct, x, w, out, **attrs):
 
 
 defop("conv", "input, weight",
-      attrs=(("stride", REQUIRED), ("padding", REQUIRED), ("dilation", REQUIRED),
-             ("lhs_dilation", REQUIRED), ("groups", 1)),
+      attrs=(("stride", REQUIRED, K.INTS), ("padding", REQUIRED, K.PADDING), ("dilation", REQUIRED, K.INTS),
+             ("lhs_dilation", REQUIRED, K.INTS), ("groups", 1, K.SIZE)),
       infer=_conv_infer, kernel=_conv_numpy, kernels={"jax": _conv_jax}, vjp=_conv_vjp,
       flags=INTERNAL | COMPLEX, ref="jax.lax.conv_general_dilated (NCHW, OIHW); torch.convolution",
       jvp=bilinear_jvp("conv"),
@@ -218,8 +219,8 @@ def _max_pool_vjp(b, ct, x, out, indices, **_):
 
 
 defop("max_pool", "input",
-      attrs=(("kernel_size", REQUIRED), ("stride", REQUIRED), ("padding", REQUIRED),
-             ("dilation", REQUIRED)),
+      attrs=(("kernel_size", REQUIRED, K.INTS), ("stride", REQUIRED, K.INTS), ("padding", REQUIRED, K.PADDING),
+             ("dilation", REQUIRED, K.INTS)),
       infer=_max_pool_infer, kernel=_max_pool_kernel, vjp=_max_pool_vjp, flags=INTERNAL,
       ref="torch.nn.functional.max_pool2d(return_indices=True); jax.lax.reduce_window",
       cost=POOL)

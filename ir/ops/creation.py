@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from .. import attr_kinds as K
 from .. import types as T
 from ..registry import CHEAP, CREATION, INTERNAL, REQUIRED, defop
 from ._common import as_shape
@@ -19,7 +20,7 @@ def _canon_full(types, *, size, fill_value, dtype):
     return {"size": as_shape("full", size), "fill_value": fill_value, "dtype": dtype}
 
 
-defop("full", (), attrs=(("size", ()), ("fill_value", 0.0), ("dtype", T.float32)),
+defop("full", (), attrs=(("size", (), K.SHAPE), ("fill_value", 0.0, K.NUMBER), ("dtype", T.float32, K.DTYPE)),
       canon=_canon_full,
       infer=lambda types, *, size, fill_value, dtype: T.TensorType(size, dtype),
       kernel=lambda xp, *, size, fill_value, dtype: xp.full(size, fill_value, dtype=dtype.numpy),
@@ -32,8 +33,8 @@ def _arange_infer(types, *, start, end, step, dtype):
     return T.TensorType((max(0, math.ceil((end - start) / step)),), dtype)
 
 
-defop("arange", (), attrs=(("start", 0), ("end", REQUIRED), ("step", 1),
-                           ("dtype", T.int64)),
+defop("arange", (), attrs=(("start", 0, K.FLOAT), ("end", REQUIRED, K.FLOAT), ("step", 1, K.FLOAT),
+                           ("dtype", T.int64, K.DTYPE)),
       infer=_arange_infer, flags=CREATION | CHEAP | INTERNAL, ref="torch.arange",
       kernel=lambda xp, *, start, end, step, dtype: xp.arange(start, end, step, dtype=dtype.numpy),
       vjp=lambda b, ct, out, **_: [])

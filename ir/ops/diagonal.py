@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import operator
 
+from .. import attr_kinds as K
 from .. import types as T
 from ..errors import ShapeError
 from ..registry import CHEAP, COMPLEX, INTERNAL, LINEAR, defcomposite, defop
@@ -22,7 +23,7 @@ def _tri(name):
             raise ShapeError(f"{name}: input tensor must have at least 2 dimensions, got "
                              f"{types[0]}")
         return types[0]
-    defop(name, "input", attrs=(("diagonal", 0),), infer=infer, flags=CHEAP | COMPLEX,
+    defop(name, "input", attrs=(("diagonal", 0, K.INT),), infer=infer, flags=CHEAP | COMPLEX,
           ref=f"torch.{name}",
           canon=lambda types, *, diagonal: {"diagonal": operator.index(diagonal)},
           kernel=lambda xp, x, *, diagonal: getattr(xp, name)(x, diagonal),
@@ -68,7 +69,7 @@ def _diagonal_scatter_kernel(xp, x, src, *, offset, dim1, dim2):
     return write_at(xp, x, tuple(key), xp.moveaxis(src, -1, lo if hi - lo == 1 else 0))
 
 
-DIAG_ATTRS = (("offset", 0), ("dim1", 0), ("dim2", 1))
+DIAG_ATTRS = (("offset", 0, K.INT), ("dim1", 0, K.DIM), ("dim2", 1, K.DIM))
 
 defop("diagonal", "input", attrs=DIAG_ATTRS, canon=_canon_diagonal("diagonal"), flags=SHAPE,
       infer=lambda types, **a: _diagonal_type(types[0], a["offset"], a["dim1"], a["dim2"]),

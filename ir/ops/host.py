@@ -18,6 +18,7 @@ when the IR is imported, whatever the runtime has imported.
 """
 from __future__ import annotations
 
+from .. import attr_kinds as K
 from ..registry import COMPLEX, INTERNAL, NONDIFF, REQUIRED, defop, get
 
 
@@ -87,23 +88,23 @@ def _node_hooks_vjp(b, ct, *values, node, op, op_attrs, out_types, needs, pre, p
 
 
 TENSOR_HOOKS = defop(
-    "tensor_hooks", "input", attrs=(("node", REQUIRED), ("index", REQUIRED), ("leaf", False)),
+    "tensor_hooks", "input", attrs=(("node", REQUIRED, K.LITERAL), ("index", REQUIRED, K.INT), ("leaf", False, K.BOOL)),
     infer=lambda types, **_: types[0], kernel=lambda xp, x, **_: x, vjp=_tensor_hooks_vjp,
     flags=INTERNAL | COMPLEX,
     ref="torch.Tensor.register_hook (a forward mark; see tracegrad/autograd/hooks.py)")
 
 NODE_HOOKS = defop(
     "node_hooks", "*inputs",
-    attrs=(("node", REQUIRED), ("op", REQUIRED), ("op_attrs", REQUIRED), ("out_types", REQUIRED),
-           ("needs", REQUIRED), ("pre", REQUIRED), ("post", REQUIRED)),
+    attrs=(("node", REQUIRED, K.LITERAL), ("op", REQUIRED, K.STRING), ("op_attrs", REQUIRED, K.LITERAL), ("out_types", REQUIRED, K.TYPES),
+           ("needs", REQUIRED, K.LITERAL), ("pre", REQUIRED, K.LITERAL), ("post", REQUIRED, K.LITERAL)),
     infer=_declared_types, kernel=_never("node_hooks"), vjp=_node_hooks_vjp,
     flags=INTERNAL | COMPLEX,
     ref="torch.autograd.graph.Node.register_hook (a forward mark; see tracegrad/autograd/hooks.py)")
 
 HOST_CALL = defop(
     HOST, "*inputs",
-    attrs=(("kind", REQUIRED), ("node", REQUIRED), ("index", 0), ("mask", ()),
-           ("out_types", REQUIRED)),
+    attrs=(("kind", REQUIRED, K.STRING), ("node", REQUIRED, K.LITERAL), ("index", 0, K.INT), ("mask", (), K.BOOLS),
+           ("out_types", REQUIRED, K.TYPES)),
     infer=_declared_types, kernel=_never(HOST), vjp=NONDIFF, flags=INTERNAL | COMPLEX,
     ref="a Python hook or autograd.Function.backward (see tracegrad/autograd/hooks.py)")
 
@@ -124,7 +125,7 @@ def _custom_vjp(b, ct, *values, name, node, out_types):
 
 
 CUSTOM_FUNCTION = defop(
-    "custom_function", "*inputs", attrs=(("name", REQUIRED), ("node", REQUIRED),
-                                         ("out_types", REQUIRED)),
+    "custom_function", "*inputs", attrs=(("name", REQUIRED, K.STRING), ("node", REQUIRED, K.LITERAL),
+                                         ("out_types", REQUIRED, K.TYPES)),
     infer=lambda types, *, out_types, **_: tuple(out_types), kernel=_never("custom_function"),
     vjp=_custom_vjp, flags=INTERNAL | COMPLEX, ref="torch.autograd.Function")

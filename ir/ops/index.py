@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import attr_kinds as K
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
@@ -110,8 +111,8 @@ def _index_check_np(xp, index, *, what, size, dim, negative, ignore):
 
 # index_check(index) is `index`, after checking it against a dim of `size` for op `what`:
 # what a traced decomposition puts between a user's index and the kernel that uses it
-defop("index_check", "index", attrs=(("what", REQUIRED), ("size", REQUIRED), ("dim", 0),
-                                     ("negative", False), ("ignore", None)),
+defop("index_check", "index", attrs=(("what", REQUIRED, K.STRING), ("size", REQUIRED, K.SIZE), ("dim", 0, K.DIM_OPT),
+                                     ("negative", False, K.BOOL), ("ignore", None, K.INT_OPT)),
       infer=_index_check_infer, kernel=_index_check_np,   # jax: backends/jax_host_checks.py
       vjp=NONDIFF, flags=INTERNAL, ref="torch's index bounds checks (IndexError)")
 
@@ -139,7 +140,7 @@ def _take_vjp(b, ct, x, idx, out, *, dim):
 
 # x.take(idx, axis=dim) for an index tensor of any shape: the single-dim case of
 # x[..., idx, ...]; getitem with several index arrays flattens them into one.
-defop("index_take", "input, index", attrs=(("dim", 0),),
+defop("index_take", "input, index", attrs=(("dim", 0, K.DIM),),
       canon=lambda types, *, dim: {"dim": norm_dim("index_take", dim, types[0].ndim)},
       infer=_take_infer, ref="torch.index_select / x[idx] (numpy.take)",
       kernel=lambda xp, x, idx, *, dim: xp.take(x, idx, axis=dim),
@@ -147,7 +148,7 @@ defop("index_take", "input, index", attrs=(("dim", 0),),
       aten_name="aten::index")
 
 
-defop("index_take_backward", "grad, index", attrs=(("shape", None), ("dim", 0)),
+defop("index_take_backward", "grad, index", attrs=(("shape", None, K.SHAPE), ("dim", 0, K.DIM)),
       infer=lambda types, *, shape, dim: T.TensorType(tuple(shape), types[0].dtype),
       kernel=lambda xp, ct, idx, *, shape, dim: write_at(   # duplicate indices accumulate
           xp, xp.zeros(shape, dtype=ct.dtype), (slice(None),) * dim + (idx,), ct, True),
@@ -174,7 +175,7 @@ def _put_vjp(b, ct, x, idx, values, out, *, dim, accumulate):
 
 
 # out = x; out[(:,) * dim + (index,)] = values  (+= when accumulating; duplicates add up)
-defop("index_put", "input, index, values", attrs=(("dim", 0), ("accumulate", False)),
+defop("index_put", "input, index, values", attrs=(("dim", 0, K.DIM), ("accumulate", False, K.BOOL)),
       canon=lambda types, *, dim, accumulate: {"dim": norm_dim("index_put", dim, types[0].ndim),
                                                "accumulate": bool(accumulate)},
       infer=_put_infer, flags=INTERNAL | COMPLEX, vjp=_put_vjp,

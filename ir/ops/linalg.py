@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import attr_kinds as K
 from .. import types as T
 from ..errors import DTypeError, LinAlgError, ShapeError
 from ..registry import AUTOCAST_FP32, COMPLEX, INTERNAL, REQUIRED, defcomposite, defop
@@ -391,24 +392,24 @@ defop("linalg_slogdet", "A", infer=_square_infer("linalg.slogdet", _slogdet_type
       vjp=_slogdet_vjp, flags=LINALG, ref="torch.linalg.slogdet",
       cost=FACTORIZATION)
 
-defop("linalg_cholesky", "A", attrs=(("upper", False),), infer=_square_infer("linalg.cholesky"),
+defop("linalg_cholesky", "A", attrs=(("upper", False, K.BOOL),), infer=_square_infer("linalg.cholesky"),
       canon=lambda types, *, upper: {"upper": bool(upper)},
       kernel=_cholesky_np, kernels={"jax": _cholesky_jax}, vjp=_cholesky_vjp, flags=LINALG,
       ref="torch.linalg.cholesky",
       autocast={"cpu": AUTOCAST_FP32}, cost=FACTORIZATION)
 
-defop("linalg_qr", "A", attrs=(("mode", "reduced"),), canon=_canon_qr, infer=_qr_infer,
+defop("linalg_qr", "A", attrs=(("mode", "reduced", K.enum("reduced", "complete", "r")),), canon=_canon_qr, infer=_qr_infer,
       kernel=_qr_kernel, vjp=_qr_vjp, flags=LINALG, ref="torch.linalg.qr",
       cost=FACTORIZATION)
 
-defop("linalg_eigh", "A", attrs=(("UPLO", "L"),), canon=_canon_uplo, infer=_eigh_infer,
+defop("linalg_eigh", "A", attrs=(("UPLO", "L", K.enum("L", "U")),), canon=_canon_uplo, infer=_eigh_infer,
       kernel=lambda xp, a, *, UPLO: _tuple(np.linalg.eigh(a, UPLO=UPLO)),
       kernels={"jax": lambda xp, a, *, UPLO: _tuple(
           xp.linalg.eigh(a, UPLO=UPLO, symmetrize_input=False))},
       vjp=_eigh_vjp, flags=LINALG, ref="torch.linalg.eigh (eigenvalues ascending)",
       cost=FACTORIZATION)
 
-defop("linalg_svd", "A", attrs=(("full_matrices", True),), infer=_svd_infer,
+defop("linalg_svd", "A", attrs=(("full_matrices", True, K.BOOL),), infer=_svd_infer,
       canon=lambda types, *, full_matrices: {"full_matrices": bool(full_matrices)},
       kernel=lambda xp, a, *, full_matrices: _tuple(_svd_np(xp, a, full_matrices=full_matrices)),
       kernels={"jax": lambda xp, a, *, full_matrices: _tuple(
@@ -463,7 +464,7 @@ def _gauge_check_infer(types, *, what):
 
 # gauge_check(x, got, want) is x, after checking got ~ want (an identity for gradients): the
 # backward of complex eigh / svd passes its result through it, so pruning keeps the check
-defop("gauge_check", "input, got, want", attrs=(("what", REQUIRED),), infer=_gauge_check_infer,
+defop("gauge_check", "input, got, want", attrs=(("what", REQUIRED, K.STRING),), infer=_gauge_check_infer,
       kernel=_gauge_check_np, flags=INTERNAL | COMPLEX,   # jax: backends/jax_host_checks.py
       vjp=lambda b, ct, x, got, want, out, *, what: [ct, None, None],
       jvp=lambda b, t, x, got, want, out, *, what: t[0],

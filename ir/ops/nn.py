@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from .. import attr_kinds as K
 from .. import types as T
 from ..errors import DTypeError, ShapeError
 from ..registry import AUTOCAST_FP32, AUTOCAST_LOWER, COMPLEX, INTERNAL, defcomposite, defop
@@ -39,14 +40,14 @@ def _log_softmax_kernel(xp, x, *, dim):
 
 
 # d softmax: y * (ct - sum(ct * y));  d log_softmax: ct - exp(y) * sum(ct)
-defop("softmax", "input", attrs=(("dim", -1),), canon=_canon_dim("softmax"),
+defop("softmax", "input", attrs=(("dim", -1, K.DIM),), canon=_canon_dim("softmax"),
       infer=_float_infer("softmax"), kernel=_softmax_kernel, ref="torch.softmax",
       vjp=lambda b, ct, x, out, *, dim: [
           b.mul(out, b.sub(ct, b.sum(b.mul(ct, out), (dim,), True)))],
           jvp=lambda b, t, x, out, *, dim: b.mul(out, b.sub(t, b.sum(b.mul(t, out), (dim,), True))),
       cost=SOFTMAX, autocast={"cuda": AUTOCAST_FP32})
 
-defop("log_softmax", "input", attrs=(("dim", -1),), canon=_canon_dim("log_softmax"),
+defop("log_softmax", "input", attrs=(("dim", -1, K.DIM),), canon=_canon_dim("log_softmax"),
       infer=_float_infer("log_softmax"), kernel=_log_softmax_kernel, ref="torch.log_softmax",
       vjp=lambda b, ct, x, out, *, dim: [
           b.sub(ct, b.mul(b.exp(out), b.sum(ct, (dim,), True)))],
@@ -103,7 +104,7 @@ def _embedding_vjp(b, ct, idx, w, out, *, padding_idx):
 
 
 # INTERNAL: torch.embedding takes (weight, indices); tg.nn.functional.embedding is the public op.
-defop("embedding", "input, weight", attrs=(("padding_idx", None),), canon=_embedding_canon,
+defop("embedding", "input, weight", attrs=(("padding_idx", None, K.INT_OPT),), canon=_embedding_canon,
       infer=_embedding_infer, kernel=lambda xp, idx, w, *, padding_idx: xp.take(w, idx, axis=0),
       vjp=_embedding_vjp, flags=INTERNAL, ref="torch.nn.functional.embedding")
 

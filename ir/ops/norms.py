@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from .. import attr_kinds as K
 from .. import types as T
 from ..errors import DTypeError, ShapeError
 from ..registry import COMPLEX, INTERNAL, defcomposite, defop
@@ -80,7 +81,7 @@ def _vector_norm_vjp(b, ct, x, out, *, ord, dim, keepdim):
     return [b.mul(b.div(ct, b.pow(safe, ord - 1)), b.mul(sign, b.pow(ax, ord - 1)))]
 
 
-defop("linalg_vector_norm", "input", attrs=(("ord", 2), ("dim", None), ("keepdim", False)),
+defop("linalg_vector_norm", "input", attrs=(("ord", 2, K.FLOAT), ("dim", None, K.DIMS_OPT), ("keepdim", False, K.BOOL)),
       canon=_canon_vector_norm, infer=_vector_norm_infer, kernel=_vector_norm_kernel,
       vjp=_vector_norm_vjp, flags=INTERNAL | COMPLEX, ref="torch.linalg.vector_norm",
       cost=NORM)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from .. import attr_kinds as K
 from .. import types as T
 from ..errors import DTypeError
 from ..registry import CREATION, INTERNAL, NONDIFF, RANDOM, defop
@@ -68,7 +69,7 @@ def _random_infer(types, *, size, dtype, distribution):
     return T.TensorType(size, dtype)
 
 
-defop("random", "key", attrs=(("size", ()), ("dtype", T.float32), ("distribution", "uniform")),
+defop("random", "key", attrs=(("size", (), K.SHAPE), ("dtype", T.float32, K.DTYPE), ("distribution", "uniform", K.enum("uniform", "normal"))),
       canon=lambda types, *, size, dtype, distribution: {
           "size": as_shape("random", size), "dtype": T.as_dtype(dtype),
           "distribution": distribution},

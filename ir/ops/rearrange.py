@@ -1,6 +1,7 @@
 """Copies that move or repeat elements: flip, roll, repeat, tile."""
 from __future__ import annotations
 
+from .. import attr_kinds as K
 from .. import types as T
 from ..errors import ShapeError
 from ..registry import CHEAP, COMPLEX, LINEAR, REQUIRED, defcomposite, defop
@@ -17,7 +18,7 @@ def _canon_flip(types, *, dims):
     return {"dims": tuple(sorted(out)) if nd else ()}
 
 
-defop("flip", "input", attrs=(("dims", REQUIRED),), canon=_canon_flip, infer=same_as_first,
+defop("flip", "input", attrs=(("dims", REQUIRED, K.DIMS),), canon=_canon_flip, infer=same_as_first,
       flags=CHEAP | COMPLEX, ref="torch.flip",
       kernel=lambda xp, x, *, dims: x[tuple(slice(None, None, -1) if d in dims else slice(None)
                                             for d in range(x.ndim))],
@@ -41,7 +42,7 @@ def _canon_roll(types, *, shifts, dims):
 
 
 # dims=None rolls the flattened tensor, as torch
-defop("roll", "input", attrs=(("shifts", REQUIRED), ("dims", None)), canon=_canon_roll,
+defop("roll", "input", attrs=(("shifts", REQUIRED, K.INTS), ("dims", None, K.DIMS_OPT)), canon=_canon_roll,
       infer=same_as_first, flags=CHEAP | COMPLEX, ref="torch.roll",
       kernel=lambda xp, x, *, shifts, dims: xp.roll(x, shifts[0] if dims is None else shifts,
                                                     axis=dims),
@@ -74,7 +75,7 @@ def _repeat_vjp(b, ct, x, out, *, repeats):
 
 
 # torch.Tensor.repeat (a copy; tracegrad also exports it as tg.repeat)
-defop("repeat", "input", attrs=(("repeats", REQUIRED),), canon=_canon_repeat,
+defop("repeat", "input", attrs=(("repeats", REQUIRED, K.INTS),), canon=_canon_repeat,
       infer=_repeat_infer, flags=CHEAP | COMPLEX, ref="torch.Tensor.repeat (numpy.tile)",
       kernel=lambda xp, x, *, repeats: xp.tile(x, repeats), vjp=_repeat_vjp, jvp=LINEAR)
 

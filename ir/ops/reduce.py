@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from .. import attr_kinds as K
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
@@ -55,7 +56,7 @@ def _sum_kernel(xp, x, *, dim, keepdim):
     return xp.sum(x, axis=dim, keepdims=keepdim, dtype=_np_dtype(x, None))
 
 
-defop("sum", "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce("sum"),
+defop("sum", "input", attrs=(("dim", None, K.DIMS_OPT), ("keepdim", False, K.BOOL)), canon=canon_reduce("sum"),
       infer=_sum_infer, kernel=_sum_kernel, flags=RED | COMPLEX, ref="torch.sum",
       vjp=lambda b, ct, x, out, *, dim, keepdim: [_unreduce(b, ct, x, dim, keepdim)], jvp=LINEAR,
       fusion=Fusion.REDUCE_SUM, autocast={"cuda": AUTOCAST_FP32})
@@ -86,7 +87,7 @@ def _prod_vjp(b, ct, x, out, *, dim, keepdim, dtype):
 
 
 # dim: an int as torch (a tuple also works); dtype: accumulate in it (ints default to int64).
-defop("prod", "input", attrs=(("dim", None), ("keepdim", False), ("dtype", None)),
+defop("prod", "input", attrs=(("dim", None, K.DIMS_OPT), ("keepdim", False, K.BOOL), ("dtype", None, K.DTYPE_OPT)),
       canon=_canon_prod, flags=RED | COMPLEX, ref="torch.prod",
       infer=lambda types, *, dim, keepdim, dtype: T.TensorType(
           reduce_shape(types[0].shape, dim, keepdim), _accumulate_dtype(types[0], dtype)),
@@ -129,13 +130,13 @@ def _extreme_all_vjp(b, ct, x, out):
     return [b.where(mask, b.div(ct, count), 0.0)]   # count >= 1: the input is not empty
 
 
-defop("amax", "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce("amax"),
+defop("amax", "input", attrs=(("dim", None, K.DIMS_OPT), ("keepdim", False, K.BOOL)), canon=canon_reduce("amax"),
       infer=_extreme_infer("amax"), flags=RED, ref="torch.amax",
       kernel=lambda xp, x, *, dim, keepdim: xp.max(x, axis=dim, keepdims=keepdim),
       vjp=_amax_vjp,
       fusion=Fusion.REDUCE_MAX)
 
-defop("amin", "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce("amin"),
+defop("amin", "input", attrs=(("dim", None, K.DIMS_OPT), ("keepdim", False, K.BOOL)), canon=canon_reduce("amin"),
       infer=_extreme_infer("amin"), flags=RED, ref="torch.amin",
       kernel=lambda xp, x, *, dim, keepdim: xp.min(x, axis=dim, keepdims=keepdim),
       vjp=_amax_vjp)
@@ -205,7 +206,7 @@ for _name in ("max", "min"):   # torch.max(x) / min(x): its own gradient rule (n
 
 for _name, _arg, _binary in (("max", "argmax", "maximum"), ("min", "argmin", "minimum")):
     # with dim: (values, indices), the whole gradient to the index returned (first of ties)
-    defop(f"{_name}_with_indices", "input", attrs=(("dim", 0), ("keepdim", False)),
+    defop(f"{_name}_with_indices", "input", attrs=(("dim", 0, K.DIM), ("keepdim", False, K.BOOL)),
           canon=_canon_one_dim(_name), infer=_with_indices_infer(_name),
           kernel=_with_indices_kernel(_arg), flags=RED | INTERNAL, ref=f"torch.{_name}(dim)",
           aten_name=f"aten::{_name}",
@@ -251,7 +252,7 @@ def _arg_kernel(fn):
 
 
 for _name in ("argmax", "argmin"):   # ties: the first index, as torch
-    defop(_name, "input", attrs=(("dim", None), ("keepdim", False)), canon=_canon_arg(_name),
+    defop(_name, "input", attrs=(("dim", None, K.DIM_OPT), ("keepdim", False, K.BOOL)), canon=_canon_arg(_name),
           infer=_arg_infer(_name), kernel=_arg_kernel(_name), vjp=NONDIFF, flags=RED,
           ref=f"torch.{_name}")
 
@@ -302,7 +303,7 @@ def _std_vjp(b, ct, x, out, *, dim, unbiased, keepdim, correction):
                   _centered(b, x, dim, correction))]
 
 
-_VAR_ATTRS = (("dim", None), ("unbiased", None), ("keepdim", False), ("correction", None))
+_VAR_ATTRS = (("dim", None, K.DIMS_OPT), ("unbiased", None, K.BOOL_OPT), ("keepdim", False, K.BOOL), ("correction", None, K.FLOAT_OPT))
 
 defop("var", "input", attrs=_VAR_ATTRS, canon=_canon_var("var"), infer=_var_infer("var"),
       kernel=_var_kernel, flags=RED | COMPLEX, ref="torch.var",
@@ -347,7 +348,7 @@ def _logsumexp_kernel(xp, x, *, dim, keepdim):
 
 
 # d/dx = exp(x - out) (conjugated for complex): nan where the result is infinite, as torch
-defop("logsumexp", "input", attrs=(("dim", REQUIRED), ("keepdim", False)),
+defop("logsumexp", "input", attrs=(("dim", REQUIRED, K.DIMS), ("keepdim", False, K.BOOL)),
       canon=canon_reduce("logsumexp"), flags=RED | TO_FLOAT | COMPLEX, ref="torch.logsumexp",
       infer=lambda types, *, dim, keepdim: T.TensorType(
           reduce_shape(types[0].shape, dim, keepdim), types[0].dtype),
@@ -428,7 +429,7 @@ def _norm_vjp(b, ct, x, out, *, p, dim, keepdim, dtype):
 
 
 # torch.norm for vector norms (torch.linalg.vector_norm); p='fro' is the 2-norm
-defop("norm", "input", attrs=(("p", "fro"), ("dim", None), ("keepdim", False), ("dtype", None)),
+defop("norm", "input", attrs=(("p", "fro", K.NORM_P), ("dim", None, K.DIMS_OPT), ("keepdim", False, K.BOOL), ("dtype", None, K.DTYPE_OPT)),
       canon=_canon_norm, infer=_norm_infer, kernel=_norm_kernel, vjp=_norm_vjp,
       flags=RED | COMPLEX, ref="torch.norm (vector norms, as torch.linalg.vector_norm)",
       autocast={"cuda": AUTOCAST_FP32})
@@ -450,11 +451,11 @@ def _bool_kernel(fn):
 
 # complex: an element is true (nonzero) when either part is, as torch
 for _name in ("all", "any"):
-    defop(_name, "input", attrs=(("dim", None), ("keepdim", False)), canon=canon_reduce(_name),
+    defop(_name, "input", attrs=(("dim", None, K.DIMS_OPT), ("keepdim", False, K.BOOL)), canon=canon_reduce(_name),
           infer=_bool_infer, kernel=_bool_kernel(_name), vjp=NONDIFF, flags=RED | COMPLEX,
           ref=f"torch.{_name}")
 
-defop("count_nonzero", "input", attrs=(("dim", None),), flags=RED | COMPLEX, vjp=NONDIFF,
+defop("count_nonzero", "input", attrs=(("dim", None, K.DIMS_OPT),), flags=RED | COMPLEX, vjp=NONDIFF,
       canon=lambda types, *, dim: {"dim": norm_dims("count_nonzero", dim, types[0].ndim)},
       infer=lambda types, *, dim: T.TensorType(reduce_shape(types[0].shape, dim, False), T.int64),
       kernel=lambda xp, x, *, dim: xp.sum(x != 0, axis=dim, dtype="int64"),
@@ -511,7 +512,7 @@ def _cumprod_vjp(b, ct, x, out, *, dim, dtype):
     return [b.mul(_exclusive_cumprod(b, xc, dim), b.linear_scan(xc, ct, dim, True))]
 
 
-_SCAN = dict(attrs=(("dim", REQUIRED), ("dtype", None)), flags=CHEAP | COMPLEX,
+_SCAN = dict(attrs=(("dim", REQUIRED, K.DIM), ("dtype", None, K.DTYPE_OPT)), flags=CHEAP | COMPLEX,
              infer=lambda types, *, dim, dtype: T.TensorType(
                  types[0].shape, _accumulate_dtype(types[0], dtype)))
 
@@ -565,7 +566,7 @@ def _linear_scan_vjp(b, ct, a, x, h, *, dim, reverse):
 
 # cumprod's exact gradient (torch's is exact at zeros); a sequential loop on NumPy,
 # lax.associative_scan on jax.
-defop("linear_scan", "coeff, input", attrs=(("dim", 0), ("reverse", False)),
+defop("linear_scan", "coeff, input", attrs=(("dim", 0, K.DIM), ("reverse", False, K.BOOL)),
       flags=INTERNAL | COMPLEX,
       canon=lambda types, *, dim, reverse: {"dim": norm_dim("linear_scan", dim, types[1].ndim),
                                             "reverse": bool(reverse)},

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import attr_kinds as K
 from .. import types as T
 from ..errors import DTypeError, ShapeError
 from ..registry import AUTOCAST_PROMOTE, COMPLEX, INTERNAL, LINEAR, REQUIRED, defcomposite, defop
@@ -70,7 +71,7 @@ def _take_vjp(b, ct, x, idx, out, *, dim):
     return [b.put_along_axis(b.full(x.shape, 0, ct.dtype), idx, ct, dim, True), None]
 
 
-defop("take_along_axis", "input, index", attrs=(("dim", REQUIRED),),
+defop("take_along_axis", "input, index", attrs=(("dim", REQUIRED, K.DIM),),
       canon=_canon_dim("take_along_axis"), infer=_take_infer, flags=INTERNAL | COMPLEX,
       ref="torch.gather", vjp=_take_vjp,
       kernel=lambda xp, x, idx, *, dim: x[_key(xp, idx, dim)], jvp=LINEAR)
@@ -94,7 +95,7 @@ def _put_vjp(b, ct, x, idx, src, out, *, dim, accumulate):
     return [dx, None, dsrc]
 
 
-defop("put_along_axis", "input, index, src", attrs=(("dim", REQUIRED), ("accumulate", False)),
+defop("put_along_axis", "input, index, src", attrs=(("dim", REQUIRED, K.DIM), ("accumulate", False, K.BOOL)),
       canon=_canon_dim("put_along_axis"), infer=_put_infer, flags=INTERNAL | COMPLEX,
       vjp=_put_vjp,
       ref="torch.scatter / torch.scatter_add",

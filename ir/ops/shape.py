@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import operator
 
+from .. import attr_kinds as K
 from .. import types as T
 from ..errors import ShapeError
 from ..registry import (AUTOCAST_PROMOTE, CHEAP, COMPLEX, INTERNAL, LINEAR, NONDIFF, PROMOTE,
@@ -63,7 +64,7 @@ def _canon_reshape(types, *, shape):
     return {"shape": shape}
 
 
-defop("reshape", "input", attrs=(("shape", None),), canon=_canon_reshape, flags=SHAPE,
+defop("reshape", "input", attrs=(("shape", None, K.SHAPE),), canon=_canon_reshape, flags=SHAPE,
       infer=lambda types, *, shape: T.TensorType(shape, types[0].dtype), ref="torch.reshape",
       kernel=lambda xp, x, *, shape: xp.reshape(x, shape),
       vjp=lambda b, ct, x, out, *, shape: [b.reshape(ct, x.shape)], jvp=LINEAR,
@@ -89,7 +90,7 @@ def _permute_vjp(b, ct, x, out, *, dims):
     return [b.permute(ct, tuple(inverse))]
 
 
-defop("permute", "input", attrs=(("dims", None),), canon=_canon_permute, flags=SHAPE,
+defop("permute", "input", attrs=(("dims", None, K.DIMS_OPT),), canon=_canon_permute, flags=SHAPE,
       infer=lambda types, *, dims: T.TensorType(tuple(types[0].shape[d] for d in dims),
                                                 types[0].dtype),
       kernel=lambda xp, x, *, dims: xp.transpose(x, dims), vjp=_permute_vjp, ref="torch.permute",
@@ -132,7 +133,7 @@ def _canon_expand(types, *, size):
     return {"size": tuple(out)}
 
 
-defop("expand", "input", attrs=(("size", None),), canon=_canon_expand, flags=SHAPE,
+defop("expand", "input", attrs=(("size", None, K.SHAPE),), canon=_canon_expand, flags=SHAPE,
       infer=lambda types, *, size: T.TensorType(size, types[0].dtype), ref="torch.Tensor.expand",
       kernel=lambda xp, x, *, size: xp.broadcast_to(x, size),
       vjp=lambda b, ct, x, out, *, size: [b.sum_to_size(ct, x.shape)], jvp=LINEAR,
@@ -205,7 +206,7 @@ def _cat_vjp(b, ct, *args, dim):
     return grads
 
 
-defop("cat", "*tensors", attrs=(("dim", 0),), canon=_canon_cat, infer=_cat_infer,
+defop("cat", "*tensors", attrs=(("dim", 0, K.DIM),), canon=_canon_cat, infer=_cat_infer,
       flags=PROMOTE | COMPLEX,
       kernel=lambda xp, *xs, dim: xp.concatenate(xs, axis=dim), vjp=_cat_vjp, ref="torch.cat",
       jvp=LINEAR,
@@ -229,7 +230,7 @@ def _slices(starts, stops, steps):
     return tuple(slice(s, e, st) for s, e, st in zip(starts, stops, steps))
 
 
-defop("slice", "input", attrs=(("starts", None), ("stops", None), ("steps", None)),
+defop("slice", "input", attrs=(("starts", None, K.INTS), ("stops", None, K.INTS), ("steps", None, K.INTS)),
       infer=_slice_infer, flags=SHAPE | INTERNAL, ref="torch.Tensor.__getitem__ (slices)",
       kernel=lambda xp, x, *, starts, stops, steps: x[_slices(starts, stops, steps)],
       vjp=lambda b, ct, x, out, **a: [b.slice_backward(ct, x.shape, **a)], jvp=LINEAR,
@@ -256,8 +257,8 @@ def _slice_backward_infer(types, *, shape, starts, stops, steps):
 
 
 # The adjoint of slice: place the cotangent in a zero tensor of the input's shape.
-defop("slice_backward", "grad", attrs=(("shape", None), ("starts", None), ("stops", None),
-                                       ("steps", None)),
+defop("slice_backward", "grad", attrs=(("shape", None, K.SHAPE), ("starts", None, K.INTS), ("stops", None, K.INTS),
+                                       ("steps", None, K.INTS)),
       infer=_slice_backward_infer, kernel=_slice_backward_np, kernels={"jax": _slice_backward_jax},
       flags=CHEAP | INTERNAL | COMPLEX,
       ref="torch slice_backward",
@@ -279,7 +280,7 @@ def _slice_scatter_vjp(b, ct, x, src, out, **a):
 
 
 # out = x; out[starts:stops:steps] = src, every dim at once
-defop("slice_scatter", "input, src", attrs=(("starts", None), ("stops", None), ("steps", None)),
+defop("slice_scatter", "input, src", attrs=(("starts", None, K.INTS), ("stops", None, K.INTS), ("steps", None, K.INTS)),
       infer=_slice_scatter_infer, flags=CHEAP | INTERNAL | COMPLEX, vjp=_slice_scatter_vjp,
       ref="torch.slice_scatter (all dims at once)",
       kernel=lambda xp, x, src, *, starts, stops, steps: write_at(
@@ -434,7 +435,7 @@ defcomposite("stack", "*tensors: Tensor, dim=0", _stack, ref="torch.stack", flag
 
 
 # ---- naming for rematerialization policies ----------------------------------------
-defop("checkpoint_name", "input", attrs=(("name", ""),), flags=CHEAP | INTERNAL | COMPLEX,
+defop("checkpoint_name", "input", attrs=(("name", "", K.STRING),), flags=CHEAP | INTERNAL | COMPLEX,
       infer=lambda types, *, name: types[0], ref="jax.ad_checkpoint.checkpoint_name",
       kernel=lambda xp, x, *, name: x,
       vjp=lambda b, ct, x, out, *, name: [ct], jvp=LINEAR,
@@ -450,7 +451,7 @@ defop("stop_gradient", "input", flags=CHEAP | INTERNAL | COMPLEX,
 
 
 # ---- copies ----------------------------------------------------------------------------
-defop("clone", "input", attrs=(("memory_format", None),), flags=CHEAP | COMPLEX,
+defop("clone", "input", attrs=(("memory_format", None, K.LITERAL),), flags=CHEAP | COMPLEX,
       infer=lambda types, **_: types[0], ref="torch.clone",
       kernel=lambda xp, x, *, memory_format: xp.array(x, copy=True),
       vjp=lambda b, ct, x, out, **_: [ct], jvp=LINEAR)

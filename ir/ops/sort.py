@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from .. import attr_kinds as K
 from .. import types as T
 from ..builder import with_location
 from ..registry import INTERNAL, defcomposite, defop
@@ -61,7 +62,7 @@ def _sort_kernel(xp, x, *, dim, descending):
 
 
 # NaN sorts as the largest value, as in torch.
-defop("sort_with_indices", "input", attrs=(("dim", -1), ("descending", False)),
+defop("sort_with_indices", "input", attrs=(("dim", -1, K.DIM), ("descending", False, K.BOOL)),
       canon=lambda types, *, dim, descending: {
           "dim": norm_dim("sort", dim, types[0].ndim), "descending": bool(descending)},
       infer=_with_indices_infer, kernel=_sort_kernel, vjp=_values_vjp, flags=INTERNAL,
@@ -141,7 +142,7 @@ def _cum(name):
 
 
 for _name, _ufunc in (("cummax", "maximum"), ("cummin", "minimum")):
-    defop(f"{_name}_with_indices", "input", attrs=(("dim", 0),), canon=_canon_dim(_name),
+    defop(f"{_name}_with_indices", "input", attrs=(("dim", 0, K.DIM),), canon=_canon_dim(_name),
           infer=_with_indices_infer, kernel=_cum_kernel(_np_accumulate(_ufunc)),
           kernels={"jax": _cum_kernel(_jax_accumulate(_name))}, vjp=_values_vjp, flags=INTERNAL,
           ref=f"torch.{_name}", aten_name=f"aten::{_name}", cost=SCAN)

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from .. import attr_kinds as K
 from ..registry import AUTOCAST_FP32, CHEAP, ELEMENTWISE, INTERNAL, TO_FLOAT, defop
 from ._common import same_as_first
 from .unary import float_only, scalar
@@ -78,7 +79,7 @@ def _polygamma_canon(types, *, n):
 
 # The n-th derivative of digamma: only reached through digamma's VJP, so IR-only for now
 # (torch.polygamma(n, input) puts n first, which the registry's input-first binding cannot).
-defop("polygamma", "input", attrs=(("n", 1),), canon=_polygamma_canon, infer=same_as_first,
+defop("polygamma", "input", attrs=(("n", 1, K.SIZE),), canon=_polygamma_canon, infer=same_as_first,
       flags=EW | TO_FLOAT | INTERNAL, ref="torch.polygamma",
       kernel=lambda xp, x, *, n: _POLYGAMMA_NP(xp, x, n),
       kernels={"jax": lambda xp, x, *, n: _POLYGAMMA_JAX(xp, x, n)},
@@ -103,7 +104,7 @@ def _logit_vjp(b, ct, x, out, *, eps):
     return [b.where(outside, fill, b.div(ct, b.mul(x, b.rsub(x, 1.0))))]
 
 
-defop("logit", "input", attrs=(("eps", None),), canon=_logit_canon, infer=same_as_first,
+defop("logit", "input", attrs=(("eps", None, K.FLOAT_OPT),), canon=_logit_canon, infer=same_as_first,
       flags=EW | TO_FLOAT, ref="torch.logit", kernel=_logit_kernel, vjp=_logit_vjp)
 
 
@@ -143,7 +144,7 @@ def _gelu_vjp(b, ct, x, out, *, approximate):
     return [b.mul(ct, b.add(cdf, b.mul(x, pdf)))]
 
 
-defop("gelu", "input", attrs=(("approximate", "none"),), canon=_gelu_canon,
+defop("gelu", "input", attrs=(("approximate", "none", K.enum("none", "tanh")),), canon=_gelu_canon,
       infer=float_only("gelu"), flags=EW, ref="torch.nn.functional.gelu",
       kernel=_gelu_kernel(_scipy("erf")), kernels={"jax": _gelu_kernel(_jax("erf"))},
       vjp=_gelu_vjp)

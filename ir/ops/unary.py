@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from .. import attr_kinds as K
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError
@@ -240,7 +241,7 @@ def _round_canon(types, *, decimals):
 # half to even, as torch; decimals scales by 10**decimals first (as torch and NumPy)
 _unary("round", lambda xp, x, *, decimals: x.copy() if x.dtype.kind in "iu"
        else xp.round(x, decimals), zero_grad, infer=_round_infer, flags=EW,
-       attrs=(("decimals", 0),), canon=_round_canon)
+       attrs=(("decimals", 0, K.INT),), canon=_round_canon)
 
 
 def _frac(ops, x):
@@ -294,7 +295,7 @@ def _nan_to_num_vjp(b, ct, x, out, **_):
 
 
 _unary("nan_to_num", _nan_to_num_kernel, flags=EW | COMPLEX, vjp=_nan_to_num_vjp,
-       attrs=(("nan", 0.0), ("posinf", None), ("neginf", None)), canon=_nan_to_num_canon)
+       attrs=(("nan", 0.0, K.FLOAT), ("posinf", None, K.FLOAT_OPT), ("neginf", None, K.FLOAT_OPT)), canon=_nan_to_num_canon)
 
 
 def _classify(name, fn, int_value):
@@ -328,7 +329,7 @@ def _softplus_vjp(b, ct, x, out, *, beta, threshold):
 
 
 _unary("softplus", _softplus_kernel, _softplus_vjp, infer=float_only("softplus"), flags=EW,
-       attrs=(("beta", 1.0), ("threshold", 20.0)), canon=_float_canon("beta", "threshold"),
+       attrs=(("beta", 1.0, K.FLOAT), ("threshold", 20.0, K.FLOAT)), canon=_float_canon("beta", "threshold", K.FLOAT),
        ref="torch.nn.functional.softplus",
        autocast={"cuda": AUTOCAST_FP32})
 
@@ -341,14 +342,14 @@ def _elu_kernel(xp, x, *, alpha):
 _unary("elu", _elu_kernel, infer=float_only("elu"), flags=EW,
        vjp=lambda b, ct, x, out, *, alpha: [b.where(b.gt(x, 0.0), ct,
                                                     b.mul(ct, b.add(out, alpha)))],
-       attrs=(("alpha", 1.0),), canon=_float_canon("alpha"), ref="torch.nn.functional.elu")
+       attrs=(("alpha", 1.0, K.FLOAT),), canon=_float_canon("alpha"), ref="torch.nn.functional.elu")
 
 # negative_slope at 0, as torch
 _unary("leaky_relu", lambda xp, x, *, negative_slope: xp.where(
            x > scalar(x, 0.0), x, x * scalar(x, negative_slope)),
        lambda b, ct, x, out, *, negative_slope: [
            b.where(b.gt(x, 0.0), ct, b.mul(ct, negative_slope))],
-       infer=float_only("leaky_relu"), flags=EW, attrs=(("negative_slope", 0.01),),
+       infer=float_only("leaky_relu"), flags=EW, attrs=(("negative_slope", 0.01, K.FLOAT),),
        canon=_float_canon("negative_slope"), ref="torch.nn.functional.leaky_relu")
 
 
@@ -369,7 +370,7 @@ def _hardtanh_kernel(xp, x, *, min_val, max_val):
 _unary("hardtanh", _hardtanh_kernel, infer=_no_bool("hardtanh"), flags=EW,
        vjp=lambda b, ct, x, out, *, min_val, max_val: [b.where(
            b.logical_and(b.gt(x, min_val), b.lt(x, max_val)), ct, 0.0)],
-       attrs=(("min_val", -1.0), ("max_val", 1.0)), canon=_hardtanh_canon,
+       attrs=(("min_val", -1.0, K.FLOAT), ("max_val", 1.0, K.FLOAT)), canon=_hardtanh_canon,
        ref="torch.nn.functional.hardtanh")
 
 defcomposite("relu6", "input: Tensor",
@@ -419,7 +420,7 @@ def _convert_canon(types, *, dtype):
     return {"dtype": dtype}
 
 
-defop("convert", "input", attrs=(("dtype", None),), flags=CEW | INTERNAL,
+defop("convert", "input", attrs=(("dtype", None, K.DTYPE_OPT),), flags=CEW | INTERNAL,
       canon=_convert_canon,
       infer=_convert_infer, ref="torch.Tensor.to(dtype)",
       kernel=_convert_kernel, vjp=_convert_vjp, jvp=LINEAR,
