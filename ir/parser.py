@@ -11,7 +11,14 @@ import re
 from . import types as T
 from .errors import IRError
 from .graph import Graph, Node, SourceLoc, Value
+from .printer import LOC as _LOC
 from .registry import REGISTRY
+
+
+MAX_DEPTH = 32          # tuple nesting in one literal
+MAX_INT_DIGITS = 19    # 2**62 (MAX_SIZE) has 19 digits; Python refuses int() past 4,300
+MAX_SIZE = 2 ** 62
+_UNESCAPE = {"n": "\n", "r": "\r", "t": "\t"}
 
 
 class IRParseError(IRError):
@@ -22,7 +29,6 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _VALUE = re.compile(r"%[0-9]+")
 _INT = re.compile(r"-?[0-9]+")
 _FLOAT = re.compile(r"-?(?:[0-9]+\.[0-9]*(?:e[-+]?[0-9]+)?|[0-9]+e[-+]?[0-9]+|inf|nan)")
-_LOC = re.compile(r"^(?P<file>.*):(?P<line>[0-9]+) \((?P<func>[^()]*)\)$")
 
 
 class _Line:
@@ -33,7 +39,9 @@ class _Line:
 
     def error(self, msg: str, pos: int | None = None) -> IRParseError:
         col = self.pos if pos is None else pos
-        return IRParseError(f"{self.lineno}:{col + 1}: {msg}\n  {self.text}\n  {' ' * col}^")
+        lo = max(0, col - 60)   # a window of a long line around the spot
+        shown, caret = self.text[lo:col + 60], col - lo
+        return IRParseError(f"{self.lineno}:{col + 1}: {msg}\n  {shown}\n  {' ' * caret}^")
 
     def skip_ws(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos] == " ":
@@ -80,20 +88,34 @@ class _Line:
         dims = []
         if not self.parse_optional("]"):
             while True:
-                dims.append(int(self.parse_re(_INT, "a dimension")))
+                start = self.pos
+                dims.append(self.parse_int("a dimension"))
+                if not 0 <= dims[-1] <= MAX_SIZE:
+                    raise self.error(f"a dimension is a size in [0, 2**62], got {dims[-1]}",
+                                     start + 1)
                 if self.parse_optional("]"):
                     break
                 self.parse(",")
         return T.TensorType(tuple(dims), dtype)
 
-    def parse_literal(self):
+    def parse_int(self, what: str) -> int:
+        start = self.pos
+        text = self.parse_re(_INT, what)
+        if len(text.lstrip("-")) > MAX_INT_DIGITS:
+            raise self.error(f"integer literal too large ({len(text)} digits; an attribute or "
+                             f"size holds at most {MAX_INT_DIGITS})", start)
+        return int(text)
+
+    def parse_literal(self, depth: int = 0):
         self.skip_ws()
+        if depth > MAX_DEPTH:
+            raise self.error(f"nesting too deep (tuples nest at most {MAX_DEPTH} levels)")
         if self.parse_optional("("):
             items = []
             if self.parse_optional(")"):
                 return ()
             while True:
-                items.append(self.parse_literal())
+                items.append(self.parse_literal(depth + 1))
                 if self.parse_optional(")"):
                     return tuple(items)
                 self.parse(",")
@@ -116,9 +138,8 @@ class _Line:
         num = self.parse_optional_re(_FLOAT)
         if num is not None:
             return float(num)
-        num = self.parse_optional_re(_INT)
-        if num is not None:
-            return int(num)
+        if _INT.match(self.text, self.pos):
+            return self.parse_int("an integer")
         start = self.pos
         name = self.parse_optional_re(_NAME)
         if name is not None:
@@ -144,6 +165,14 @@ class _Line:
                     raise self.error("unterminated escape")
                 c = self.text[self.pos]
                 self.pos += 1
+                if c == "u":   # \uXXXX: a character that would break the line
+                    code = self.text[self.pos:self.pos + 4]
+                    if not re.fullmatch(r"[0-9a-fA-F]{4}", code):
+                        raise self.error("expected 4 hex digits after \\u")
+                    self.pos += 4
+                    c = chr(int(code, 16))
+                else:
+                    c = _UNESCAPE.get(c, c)
             out.append(c)
 
     def parse_attrs(self) -> dict:
@@ -177,12 +206,26 @@ def _split_comment(text: str) -> tuple[str, str | None]:
 def _parse_provenance(comment: str | None, line: _Line):
     node_id = fwd_id = loc = None
     rest = comment or ""
-    m = re.match(r"#([0-9]+)(?:, |$)", rest)
+    m = re.match(r"#([0-9]{1,19})(?:, |$)", rest)
     if m:
         node_id, rest = int(m.group(1)), rest[m.end():]
-    m = re.match(r"bwd of #([0-9]+)(?:, |$)", rest)
+    m = re.match(r"bwd of #([0-9]{1,19})(?:, |$)", rest)
     if m:
         fwd_id, rest = int(m.group(1)), rest[m.end():]
+    if rest.startswith("loc("):   # loc("file", line, "func"): names the plain form cannot hold
+        cur = _Line(rest, line.lineno)
+        cur.parse("loc(")
+        file = cur.parse_string() if cur.text.startswith('"', cur.pos) else None
+        cur.parse(",")
+        lineno = cur.parse_int("a line number")
+        cur.parse(",")
+        cur.skip_ws()
+        func = cur.parse_string() if cur.text.startswith('"', cur.pos) else None
+        cur.parse(")")
+        if file is None or func is None or not cur.at_end():
+            raise line.error(f"malformed source location {rest!r} (expected "
+                             'loc("file", line, "func"))')
+        return node_id, fwd_id, SourceLoc(file, lineno, func)
     if rest:
         m = _LOC.match(rest)
         if m is None:

@@ -252,9 +252,21 @@ class TensorType(NamedTuple):
         return self.numel * self.dtype.itemsize
 
     def __str__(self) -> str:
-        return f"{self.dtype.short}[{','.join(map(str, self.shape))}]"
+        try:
+            return f"{self.dtype.short}[{','.join(map(str, self.shape))}]"
+        except (AttributeError, TypeError, ValueError):   # a malformed type read from text:
+            # error messages print it, and must never raise themselves
+            return f"<malformed type shape={_safe_repr(self.shape)} dtype={_safe_repr(self.dtype)}>"
 
     __repr__ = __str__
+
+
+def _safe_repr(v) -> str:
+    try:
+        text = repr(v)
+    except Exception:   # noqa: BLE001 - only for error messages
+        text = f"<{type(v).__name__}>"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:

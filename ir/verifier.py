@@ -4,8 +4,9 @@ Runs after every pass in tests and in debug mode (`TRACEGRAD_VERIFY=1`).
 """
 from __future__ import annotations
 
+from .attr_kinds import describe
 from .errors import IRError
-from .graph import Graph
+from .graph import Graph, attr_key
 from .printer import print_graph
 from .registry import COMPLEX, REGISTRY, check_complex
 
@@ -38,10 +39,24 @@ def verify(g: Graph) -> None:
         declared = [a for a, _ in op.attrs]
         if sorted(n.attrs) != sorted(declared):
             _fail(g, i, f"{n.op} attributes {sorted(n.attrs)} differ from the declared {declared}")
+        for a in declared:
+            kind = op.attr_kinds[a]
+            if not kind.check(n.attrs[a]):
+                _fail(g, i, f"{n.op} attribute {a}={describe(n.attrs[a])}: expected "
+                            f"{kind.text} ({kind.name})")
+        types = [v.type for v in n.inputs]
         try:
             if not op.flags & COMPLEX:
-                check_complex(op, [v.type for v in n.inputs])
-            inferred = op.infer([v.type for v in n.inputs], **n.attrs)
+                check_complex(op, types)
+            if op.canon is not None:   # its range checks (dims, sizes, modes); canonical
+                canonical = op.canon(types, **n.attrs)   # values are left as they are
+                changed = [a for a in declared if attr_key(canonical.get(a, n.attrs[a]))
+                           != attr_key(n.attrs[a])]
+                if changed:
+                    a = changed[0]
+                    raise IRError(f"attribute {a}={describe(n.attrs[a])} is not canonical "
+                                  f"(the op makes it {describe(canonical[a])})")
+            inferred = op.infer(types, **n.attrs)
         except Exception as e:  # the op's own error, reported at this node
             _fail(g, i, f"{n.op} rejects its inputs: {e}")
         inferred = inferred if type(inferred) is tuple else (inferred,)

@@ -37,6 +37,8 @@ from tracegrad.ir.printer import print_graph
 from tracegrad.ir.summary import format_report
 from tracegrad.ir.html_report import render_html
 from tracegrad.ir import IRParseError, parse
+from tracegrad.ir.errors import IRError
+from tracegrad.ir.verifier import verify
 from tracegrad.backends import jax_backend
 from tracegrad.backends import interpreter
 from tracegrad.ir import print_graph
@@ -213,16 +215,29 @@ def _fail(msg: str) -> "NoReturn":
     raise SystemExit(2)
 
 
-def _read_program(path: str):
+def _read_program(path: str, check: bool = False):
+    """The program in `path`, parsed (and verified with ``check``); every problem is the
+    one-line error with exit status 2."""
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             text = f.read()
     except OSError as e:
         _fail(f"cannot read {path}: {e.strerror}")
+    except UnicodeDecodeError as e:
+        _fail(f"{path}: not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}); "
+              "IR programs are written by `tracegrad dump` as UTF-8")
     try:
-        return parse(text)
-    except IRParseError as e:
+        g = parse(text)
+        if check:
+            verify(g)
+    except IRError as e:
         _fail(f"{path}:{e}")
+    return g
+
+
+# ops whose kernels call back into the recording process (hooks, autograd.Function): a
+# dumped program holding one cannot run on its own
+_ENGINE_ONLY = ("tensor_hooks", "node_hooks", "host_call", "custom_function")
 
 
 def _example_inputs(g, seed: int = 0) -> list:
@@ -243,7 +258,12 @@ def _example_inputs(g, seed: int = 0) -> list:
 
 def cmd_run(ns: argparse.Namespace) -> int:
     import numpy as np
-    g = _read_program(ns.program)
+    g = _read_program(ns.program, check=True)
+    held = sorted({n.op for n in g.nodes if n.op in _ENGINE_ONLY})
+    if held:
+        _fail(f"{ns.program}: @{g.name} holds {', '.join(held)}: these nodes call Python hooks "
+              "or an autograd.Function of the process that recorded them, so the program "
+              "runs only there (through backward())")
     if ns.inputs:
         try:
             with np.load(ns.inputs) as data:
@@ -259,14 +279,18 @@ def cmd_run(ns: argparse.Namespace) -> int:
             arrays[i] = a.astype(v.dtype.numpy)
     else:
         arrays = _example_inputs(g)
-    if ns.executor == "jax":
-        outs = jax_backend.run(g, arrays)
-    else:
-        try:
+    try:
+        if ns.executor == "jax":
+            outs = jax_backend.run(g, arrays)
+        else:
             outs = interpreter.run(g, arrays, check_nan=ns.check_nan)
-        except FloatingPointError as e:
-            print(f"tracegrad: NaN/Inf: {e}")
-            return 1
+    except FloatingPointError as e:
+        print(f"tracegrad: NaN/Inf: {e}")
+        return 1
+    except (TracegradError, IndexError, MemoryError, ValueError, RuntimeError) as e:
+        # a data-dependent failure (an index out of range, a singular matrix, too little
+        # memory): the verified program is fine, the values or the machine are not
+        _fail(f"{ns.program}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
     for i, (o, v) in enumerate(zip(outs, g.outputs)):
         o = np.asarray(o)
         stats = ""

@@ -91,3 +91,54 @@ def test_attribute_literals_round_trip(value):
     got = again.nodes[0].attrs["name"]
     if isinstance(value, float) and math.isnan(value):
         assert math.isnan(got)
+
+
+# ---- bounds, escapes, long lines (issue 18) ----------------------------------------------
+def _sum_program(dim_literal: str) -> str:
+    return ("graph @g(%0: f32[3]) {\n  %1: f32[] = sum(%0) {dim=" + dim_literal
+            + ", keepdim=false}\n  return %1\n}")
+
+
+def test_deep_nesting_is_a_parse_error_not_a_recursion_error():
+    with pytest.raises(IRParseError, match="2:61: nesting too deep"):
+        parse(_sum_program("(" * 5000 + ")" * 5000))
+
+
+@pytest.mark.parametrize("text", [
+    _sum_program("(" + "9" * 5000 + ",)"),
+    "graph @g(%0: f32[" + "9" * 5000 + "]) {\n  return %0\n}",
+])
+def test_huge_integers_are_a_parse_error_not_a_value_error(text):
+    with pytest.raises(IRParseError, match="integer literal too large"):
+        parse(text)
+
+
+def test_a_dimension_past_the_size_bound_is_rejected():
+    with pytest.raises(IRParseError, match=r"a dimension is a size in \[0, 2\*\*62\]"):
+        parse("graph @g(%0: f32[9999999999999999999]) {\n  return %0\n}")
+
+
+def test_names_with_line_breaks_and_parentheses_round_trip():
+    g = Graph("we(ird\nname\u2028\x85")
+    x = g.add_input(T.TensorType((3,), T.float32))
+    n = Node("neg", [x], {}, [x.type], SourceLoc("a file\n(x).py", 12, "f(g)"), None, 4)
+    m = Node("neg", [n.output], {}, [x.type], SourceLoc("#3, bwd of #1", -2, "h"), None, None)
+    g.nodes += [n, m]
+    g.outputs = [m.output]
+    text = print_graph(g)
+    assert len(text.splitlines()) == 5   # no character in a name breaks a line
+    assert 'loc("a file\\n(x).py", 12, "f(g)")' in text
+    assert parse(text) == g
+
+
+def test_comments_are_not_padded_to_the_longest_line():
+    g = Graph("g")
+    x = g.add_input(T.TensorType((3,), T.float32))
+    long = Node("sum", [x], {"dim": (0,) * 200, "keepdim": False}, [T.TensorType((), x.dtype)],
+                SourceLoc("m.py", 1, "f"))
+    short = Node("neg", [x], {}, [x.type], SourceLoc("m.py", 2, "f"))
+    g.nodes += [long, short]
+    g.outputs = [short.output]
+    lines = print_graph(g).splitlines()
+    assert lines[2] == "  %2: f32[3] = neg(%0)  # m.py:2 (f)"
+    assert max(map(len, lines)) < 1000
