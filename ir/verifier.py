@@ -4,7 +4,7 @@ Runs after every pass in tests and in debug mode (`TRACEGRAD_VERIFY=1`).
 """
 from __future__ import annotations
 
-from .attr_kinds import describe
+from .attr_kinds import SIZE, describe
 from .errors import IRError
 from .graph import Graph, attr_key
 from .printer import print_graph
@@ -39,6 +39,8 @@ def verify(g: Graph) -> None:
         declared = [a for a, _ in op.attrs]
         if sorted(n.attrs) != sorted(declared):
             _fail(g, i, f"{n.op} attributes {sorted(n.attrs)} differ from the declared {declared}")
+        if n.region is not None and not SIZE.check(n.region):
+            _fail(g, i, f"fusion={describe(n.region)}: a fusion region is a non-negative integer")
         for a in declared:
             kind = op.attr_kinds[a]
             if not kind.check(n.attrs[a]):
