@@ -76,7 +76,7 @@ def _type_pair(v) -> bool:
             and isinstance(v[1], T.DType))
 
 
-INT = AttrKind("int", _is_int, f"an integer (|n| <= 2**62)")
+INT = AttrKind("int", _is_int, "an integer (at most 2**62 in magnitude)")
 SIZE = AttrKind("size", _is_size, "a non-negative integer")
 BOOL = AttrKind("bool", lambda v: type(v) is bool, "true or false")
 FLOAT = AttrKind("float", _is_real, "a number (float or integer)")
