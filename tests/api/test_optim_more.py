@@ -320,3 +320,33 @@ def test_compiled_step_with_a_schedule_equals_eager_without_retracing(name, capl
     assert fn.traces == 2
     assert sum("compiling step" in r.message for r in caplog.records) == 2
     np.testing.assert_allclose(comp, eager, rtol=1e-12, atol=1e-14)
+
+
+# torch 2.13: view_as_real of a complex64 parameter after 8 steps on
+# sum(real(z * conj(z) * (real(z) + 2))) from [1+2j, -0.5+0.25j]
+TORCH_COMPLEX = [
+    ('Adadelta', {},
+     [0.9735084772109985, 1.9734187126159668, -0.47334909439086914, 0.22394251823425293]),
+    ('Adamax', dict(lr=0.1),
+     [0.3641223907470703, 1.3110756874084473, 0.08505388349294662, -0.08318555355072021]),
+    ('NAdam', dict(lr=0.1, weight_decay=0.1),
+     [0.4496428966522217, 1.4148651361465454, -0.013063553720712662, -0.016554608941078186]),
+    ('RAdam', dict(lr=0.1, betas=(0.9, 0.5)),
+     [-1.5632805824279785, -1.1498990058898926, 0.12673166394233704, -0.07573099434375763]),
+    ('ASGD', dict(lr=0.1, t0=1),
+     [-0.0126947071403265, 0.02651062421500683, -0.018759625032544136, 0.0070394971407949924]),
+    ('Rprop', dict(lr=0.1),
+     [-0.2915905714035034, 0.35009118914604187, -0.006399977952241898, 0.0012000016868114471]),
+]
+
+
+@pytest.mark.parametrize("cls,kw,expected", TORCH_COMPLEX, ids=[c for c, _, _ in TORCH_COMPLEX])
+def test_complex_parameter_matches_torch(cls, kw, expected):
+    z = tg.tensor([1 + 2j, -0.5 + 0.25j], dtype=tg.complex64, requires_grad=True)
+    opt = getattr(tg.optim, cls)([z], **kw)
+    for _ in range(8):
+        opt.zero_grad()
+        (z * z.conj() * (z.real + 2.0)).real.sum().backward()
+        opt.step()
+    np.testing.assert_allclose(tg.view_as_real(z.detach()).reshape(-1).numpy(), expected,
+                               rtol=1e-6, atol=1e-7)
