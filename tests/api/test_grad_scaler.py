@@ -147,12 +147,16 @@ def test_default_cuda_scaler_is_disabled_with_torchs_warning():
 def test_cuda_amp_aliases_warn_deprecated_and_are_disabled():
     from tracegrad.cuda.amp import GradScaler, autocast
     with pytest.warns(FutureWarning, match=r"`torch.cuda.amp.GradScaler\(args...\)` is "
-                                           r"deprecated. Please use `torch.amp.GradScaler"):
+                                           r"deprecated. Please use `torch.amp.GradScaler"), \
+            pytest.warns(UserWarning, match="CUDA is not available.  Disabling."):
         scaler = GradScaler()
     assert not scaler.is_enabled() and isinstance(scaler, tg.amp.GradScaler)
     assert tg.cuda.amp.GradScaler is GradScaler
+    # torch 2.13 without CUDA also warns "CUDA is not available or torch_xla is imported.
+    # Disabling autocast."
     with pytest.warns(FutureWarning, match=r"`torch.cuda.amp.autocast\(args...\)` is "
-                                           "deprecated"):
+                                           "deprecated"), \
+            pytest.warns(UserWarning, match="Disabling autocast"):
         region = autocast()
     x = tg.ones(2, 2)
     with region:
