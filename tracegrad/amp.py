@@ -1,4 +1,5 @@
-"""Automatic mixed precision: `tg.autocast` (torch.autocast).
+"""Automatic mixed precision: `tg.autocast` (torch.autocast); `tg.amp.GradScaler` is in
+tracegrad/grad_scaler.py.
 
     with tg.autocast("cpu", dtype=tg.bfloat16):
         loss = F.cross_entropy(model(x), y)   # linear in bfloat16, the loss in float32
@@ -45,6 +46,7 @@ from tracegrad.ir.registry import AUTOCAST_FP32, AUTOCAST_LOWER, CompositeDef
 
 from .dispatch.frontend import TensorFrontend
 from .dispatch.hooks import register
+from .grad_scaler import GradScaler  # noqa: F401  (tg.amp.GradScaler, as torch.amp)
 
 # device types -> the `OpDef.autocast` key whose classes apply ("gpu" is torch's CUDA list)
 _CLASS_KEY = {"cpu": "cpu", "cuda": "cuda", "gpu": "cuda"}

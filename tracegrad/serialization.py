@@ -18,9 +18,20 @@ JSON list (a Python list), or one of the tagged objects ``{"tuple": [NODE...]}``
 ``{"dict": [[KEY, NODE]...]}``, ``{"odict": [[KEY, NODE]...]}`` (OrderedDict; keys may be
 str, int, float, bool, None or tuples of them), ``{"tensor": i, "dtype": ...,
 "requires_grad": bool, "parameter": bool}``, ``{"ndarray": i, "dtype": ...}``,
-``{"scalar": value, "dtype": ...}`` (a NumPy scalar).
+``{"scalar": value, "dtype": ...}`` (a NumPy scalar), and (version 2)
+``{"pickle": i}``: an object of any other type (a whole module, a custom class, a set),
+pickled into the ``uint8`` array ``t<i>``, with every tensor and NumPy array inside it
+stored as an array of the table (a pickle persistent id holding its NODE), never as pickle
+bytes.  A document without pickle nodes is written as version 1, as before.
 
-Follows ``torch.save`` / ``torch.load(weights_only=True)``: dtype, shape, requires_grad and
+Loading and ``weights_only`` (torch 2.6+'s convention; torch 2.13's default True): the
+JSON part never runs code.  A pickle node is read by a restricted unpickler that accepts
+only allowlisted globals (`add_safe_globals`, `safe_globals`, and a few builtins such as
+OrderedDict, set, complex); any other class raises torch's "Weights only load failed"
+UnpicklingError, which says to pass ``weights_only=False`` (for a trusted file: a plain
+unpickler, which can run arbitrary code) or to allowlist the class.
+
+Follows ``torch.save`` / ``torch.load``: dtype, shape, requires_grad and
 the Parameter class of tensors are kept; a tensor that appears several times (the same
 object) loads as one tensor.  Not kept: ``.grad``, autograd history, and storage shared
 between *different* tensors (views load as independent tensors).  Writing a path is
@@ -28,8 +39,13 @@ atomic: a temporary file in the same directory, then ``os.replace``.
 """
 from __future__ import annotations
 
+import builtins
+import collections
+import contextlib
+import io
 import json
 import os
+import pickle
 import uuid
 import zipfile
 from collections import OrderedDict
@@ -41,7 +57,8 @@ from tracegrad.ir.errors import TracegradError
 
 from .tensor import Parameter, Tensor
 
-_FORMAT, _VERSION = "tracegrad.save", 1
+_FORMAT, _VERSION = "tracegrad.save", 2
+_PLAIN_VERSION = 1           # what a document without pickle nodes is written as
 _KEY = "__tracegrad__"
 _RAW_BITS = {"bfloat16": np.uint16}   # stored as raw bits: np.savez loses ml_dtypes' types
 
@@ -60,6 +77,7 @@ class _Encoder:
         self.memo: dict[int, dict] = {}     # id(tensor or array) -> its node
         self.keep: list = []                # the memo's objects stay alive during the walk
         self.open: set[int] = set()         # containers being encoded (cycle check)
+        self.has_pickle = False
 
     def array(self, obj, arr: np.ndarray, tag: str, dtype: str, **extra) -> dict:
         if id(obj) not in self.memo:
@@ -99,10 +117,31 @@ class _Encoder:
                 return {"odict" if isinstance(obj, OrderedDict) else "dict": items}
             finally:
                 self.open.discard(id(obj))
-        raise TypeError(
-            f"tg.save: cannot save an object of type {type(obj).__name__} at {where}; tg.save "
-            "writes tensors, NumPy arrays, Python numbers, strings and None in dicts, lists "
-            "and tuples (save a module's or optimizer's state_dict(), not the object)")
+        return self.pickled(obj, where)
+
+    def pickled(self, obj, where: str) -> dict:
+        """Any other object: pickled, its tensors and arrays kept in the array table."""
+        buf = io.BytesIO()
+        pickler = pickle.Pickler(buf, protocol=4)
+        pickler.persistent_id = lambda o: self.persistent(o, where)
+        try:
+            pickler.dump(obj)
+        except (pickle.PicklingError, TypeError, AttributeError) as e:
+            raise TypeError(
+                f"tg.save: cannot save the object of type {type(obj).__name__} at {where}: it "
+                f"cannot be pickled ({e}); save a module's or optimizer's state_dict() "
+                "instead") from None
+        self.has_pickle = True
+        data = np.frombuffer(buf.getvalue(), dtype=np.uint8)
+        node = {"pickle": len(self.arrays)}
+        self.arrays.append(data)
+        self.keep.append(data)
+        return node
+
+    def persistent(self, o, where: str):
+        if isinstance(o, (Tensor, np.ndarray)):
+            return json.dumps(self.encode(o, where))
+        return None
 
     def key(self, k, where: str):
         if k is None or isinstance(k, (bool, int, float, str)):
@@ -118,17 +157,23 @@ def save(obj, f) -> None:
 
     Args:
         obj: tensors, NumPy arrays, Python scalars, strings and None, nested in dicts
-            (including OrderedDict state_dicts), lists and tuples.
+            (including OrderedDict state_dicts), lists and tuples, stored without pickle;
+            any other picklable object (a whole module, as ``torch.save(model)``) is
+            pickled, its tensors still stored as arrays (loading it needs
+            ``weights_only=False`` or `safe_globals`, see `load`).
         f: a path (str or os.PathLike; written as given, no suffix added) or an object
             with ``write`` (e.g. ``io.BytesIO``).
     Raises:
-        TypeError: an object of another type (a module, a function ...), naming where.
+        TypeError: an object that cannot be pickled (a lambda, a local class ...) or a
+            dict key of an unsupported type, naming where.
         ValueError: a container that contains itself.
         TraceError: a tensor inside a function being compiled (it has no value yet).
     The format is described in the module docstring of tracegrad/serialization.py.
     """
     enc = _Encoder()
-    doc = {"format": _FORMAT, "version": _VERSION, "root": enc.encode(obj, "obj")}
+    root = enc.encode(obj, "obj")
+    doc = {"format": _FORMAT, "version": _VERSION if enc.has_pickle else _PLAIN_VERSION,
+           "root": root}
     payload = {_KEY: np.frombuffer(json.dumps(doc).encode("utf-8"), dtype=np.uint8)}
     payload.update({f"t{i}": a for i, a in enumerate(enc.arrays)})
     if hasattr(f, "write"):
@@ -149,10 +194,104 @@ def save(obj, f) -> None:
         raise
 
 
+# ---- weights_only: the allowlist -------------------------------------------------------------
+# globals a pickle node may name under weights_only=True without being allowlisted
+_DEFAULT_SAFE = {("collections", "OrderedDict"): collections.OrderedDict,
+                 ("collections", "Counter"): collections.Counter,
+                 **{("builtins", n): getattr(builtins, n)
+                    for n in ("set", "frozenset", "complex", "slice", "range", "bytearray")}}
+_SAFE_GLOBALS: dict[tuple[str, str], object] = {}
+
+
+def _global_key(entry) -> tuple[tuple[str, str], object]:
+    if isinstance(entry, tuple):
+        obj, name = entry
+        module, _, qual = name.rpartition(".")
+        return (module, qual), obj
+    return (entry.__module__, entry.__qualname__), entry
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Allow these classes/functions in a ``weights_only=True`` load
+    (torch.serialization.add_safe_globals).
+
+    Args:
+        safe_globals: objects, or ``(object, "module.qualname")`` pairs for objects
+            pickled under another name.
+    """
+    for entry in safe_globals:
+        key, obj = _global_key(entry)
+        _SAFE_GLOBALS[key] = obj
+
+
+def get_safe_globals() -> list:
+    """The objects `add_safe_globals` allowed (torch.serialization.get_safe_globals)."""
+    return list(_SAFE_GLOBALS.values())
+
+
+def clear_safe_globals() -> None:
+    """Forget every `add_safe_globals` entry (torch.serialization.clear_safe_globals)."""
+    _SAFE_GLOBALS.clear()
+
+
+@contextlib.contextmanager
+def safe_globals(safe_globals: list):
+    """``with tg.serialization.safe_globals([Net]): tg.load(path)`` allows `safe_globals`
+    inside the block only (torch.serialization.safe_globals)."""
+    before = dict(_SAFE_GLOBALS)
+    add_safe_globals(safe_globals)
+    try:
+        yield
+    finally:
+        _SAFE_GLOBALS.clear()
+        _SAFE_GLOBALS.update(before)
+
+
+def _weights_only_error(module: str, name: str) -> pickle.UnpicklingError:
+    g = f"{module}.{name}"
+    return pickle.UnpicklingError(
+        "Weights only load failed. This file can still be loaded, to do so you have two "
+        "options, do those steps only if you trust the source of the checkpoint.\n"
+        "\t(1) Re-running `tg.load` with `weights_only` set to `False` will likely succeed, "
+        "but it can result in arbitrary code execution. Do it only if you got the file from "
+        "a trusted source.\n"
+        "\t(2) Alternatively, to load with `weights_only=True` please check the recommended "
+        "steps in the following error message.\n"
+        f"\tWeightsUnpickler error: Unsupported global: GLOBAL {g} was not an allowed global "
+        f"by default. Please use `tg.serialization.add_safe_globals([{g}])` or the "
+        f"`tg.serialization.safe_globals([{g}])` context manager to allowlist this global if "
+        "you trust this class/function.")
+
+
+class _Unpickler(pickle.Unpickler):
+    """Reads a pickle node: its tensors from the array table (persistent ids); under
+    weights_only only allowlisted globals."""
+
+    def __init__(self, data: bytes, decoder, weights_only: bool):
+        super().__init__(io.BytesIO(data))
+        self.decoder, self.weights_only = decoder, weights_only
+
+    def persistent_load(self, pid):
+        if not isinstance(pid, str):
+            raise self.decoder.bad(f"unexpected persistent id {pid!r}")
+        return self.decoder.decode(json.loads(pid))
+
+    def find_class(self, module, name):
+        if not self.weights_only:
+            return super().find_class(module, name)
+        key = (module, name)
+        if key in _SAFE_GLOBALS:
+            return _SAFE_GLOBALS[key]
+        if key in _DEFAULT_SAFE:
+            return _DEFAULT_SAFE[key]
+        raise _weights_only_error(module, name)
+
+
 # ---- load -----------------------------------------------------------------------------------
 class _Decoder:
-    def __init__(self, archive, name: str):
+    def __init__(self, archive, name: str, weights_only: bool = True):
         self.archive, self.name = archive, name
+        self.weights_only = weights_only
         self.memo: dict[tuple, object] = {}
 
     def bad(self, why: str) -> CheckpointError:
@@ -196,6 +335,14 @@ class _Decoder:
                     self.memo[key] = (Parameter(arr, requires_grad=rg) if cls is Parameter
                                       else Tensor(arr, requires_grad=rg))
             return self.memo[key]
+        if tag == "pickle":
+            index = node["pickle"]
+            if not isinstance(index, int) or f"t{index}" not in self.archive.files:
+                raise self.bad(f"pickled object {index!r} is missing")
+            data = self.archive[f"t{index}"]
+            if data.dtype != np.uint8 or data.ndim != 1:
+                raise self.bad(f"pickled object t{index} is not a uint8 byte array")
+            return _Unpickler(data.tobytes(), self, self.weights_only).load()
         if tag == "scalar":
             return np.dtype(node["dtype"]).type(node["scalar"])
         if tag == "tuple":
@@ -208,14 +355,33 @@ class _Decoder:
         raise self.bad(f"unknown node {tag!r}")
 
 
-def load(f, map_location=None, weights_only: bool = True):
+def _check_map_location(map_location) -> None:
+    if map_location is None or callable(map_location):
+        return       # a function of (storage, location): tensors load on the CPU anyway
+    targets = map_location.values() if isinstance(map_location, dict) else [map_location]
+    for t in targets:
+        if str(t).split(":")[0] != "cpu":
+            raise NotImplementedError(
+                f"tg.load: map_location={map_location!r} is not supported; tracegrad tensors "
+                "live on the CPU (use None, 'cpu', tg.device('cpu'), a dict mapping to "
+                "'cpu', or a function)")
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = None,
+         mmap=None, **pickle_load_args):
     """Read an object written by `save` (torch.load).
 
     Args:
         f: a path or a binary file object with ``read`` and ``seek``.
-        map_location: None or "cpu" (tracegrad tensors live on the CPU).
-        weights_only: accepted for torch compatibility; the format holds only data, so
-            loading never runs code whatever its value.
+        map_location: None, "cpu", ``tg.device("cpu")``, a dict whose values are "cpu", or
+            a function (ignored: tracegrad tensors always load on the CPU).
+        pickle_module: None or the `pickle` module (torch's argument).
+        weights_only: None (the default) means True, as torch 2.13.  Tensors, arrays and
+            plain data load either way without running code; a pickled object (a whole
+            module saved with ``tg.save(model)``) loads under True only when its classes
+            are allowlisted (`add_safe_globals` / `safe_globals`), under False with a plain
+            unpickler (only for files you trust: it can run arbitrary code).
+        mmap: None or False (memory-mapped loading is not supported).
     Returns:
         the saved object: tensors come back as leaf tensors (``Parameter`` where one was
         saved) with their dtype, shape and requires_grad; tuples, dicts, OrderedDicts,
@@ -224,11 +390,23 @@ def load(f, map_location=None, weights_only: bool = True):
         FileNotFoundError: no such file.
         CheckpointError (a RuntimeError): the file is not a tracegrad checkpoint, is
             truncated or corrupt, or was written by a newer format version.
-        NotImplementedError: a map_location other than None / "cpu".
+        pickle.UnpicklingError: under weights_only, a pickled object naming a class that
+            is not allowlisted (torch's "Weights only load failed" message, which says what
+            to do).
+        NotImplementedError: a map_location naming another device, another pickle_module,
+            mmap=True, or extra pickle_load_args.
     """
-    if map_location is not None and str(map_location).split(":")[0] != "cpu":
-        raise NotImplementedError(f"tg.load: map_location={map_location!r} is not supported; "
-                                  "tracegrad tensors live on the CPU (use None or 'cpu')")
+    _check_map_location(map_location)
+    if pickle_module not in (None, pickle):
+        raise NotImplementedError("tg.load: pickle_module other than the standard pickle "
+                                  "module is not supported")
+    if mmap:
+        raise NotImplementedError("tg.load: mmap=True is not supported; the arrays are read "
+                                  "into memory")
+    if pickle_load_args:
+        raise NotImplementedError(f"tg.load: pickle_load_args {sorted(pickle_load_args)} "
+                                  "are not supported")
+    weights_only = True if weights_only is None else bool(weights_only)
     name = repr(os.fspath(f)) if isinstance(f, (str, os.PathLike)) else "the file object"
     try:
         archive = np.load(f, allow_pickle=False)
@@ -241,7 +419,7 @@ def load(f, map_location=None, weights_only: bool = True):
         raise CheckpointError(f"tg.load: {name} is not a tracegrad checkpoint (a bare .npy "
                               "array, not an archive written by tg.save)")
     with archive:
-        dec = _Decoder(archive, name)
+        dec = _Decoder(archive, name, weights_only)
         if _KEY not in archive.files:
             raise dec.bad("no '__tracegrad__' entry (an .npz file not written by tg.save)")
         try:

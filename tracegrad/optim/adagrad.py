@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import _creation
 from ..ir.types import float32, float64
-from .optimizer import Optimizer, check_hyper, real_views
+from .optimizer import Optimizer, check_hyper, check_impl, real_views
 
 
 class Adagrad(Optimizer):
@@ -19,6 +19,7 @@ class Adagrad(Optimizer):
         params: tensors or param groups (see `Optimizer`).
         lr, weight_decay: read as data by a compiled step (no retrace when they change).
         lr_decay, eps, maximize: baked into a compiled step (a change retraces).
+        foreach: accepted and ignored; fused=True and differentiable=True are refused.
         initial_accumulator_value: the starting value of ``sum``.
     State per parameter, created at construction as in torch: ``step`` (0-d float32) and
     ``sum`` (the parameter's shape and dtype).  A complex parameter is updated as its real
@@ -34,7 +35,9 @@ class Adagrad(Optimizer):
 
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
-                 eps: float = 1e-10, *, maximize: bool = False):
+                 eps: float = 1e-10, foreach=None, *, maximize: bool = False,
+                 differentiable: bool = False, fused=None):
+        check_impl("Adagrad", foreach, fused, False, differentiable)
         check_hyper("Adagrad", lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps,
                     initial_accumulator_value=initial_accumulator_value)
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps,

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from .. import _creation
 from ..ir.types import float32
-from .optimizer import Optimizer, check_hyper, real_views
+from .optimizer import Optimizer, check_hyper, check_impl, real_views
 
 
 def _check(name, lr, betas, eps, weight_decay) -> None:
     check_hyper(name, lr=lr, eps=eps, weight_decay=weight_decay)
+    check_betas(name, betas)
+
+
+def check_betas(name: str, betas) -> None:
+    """betas a pair of numbers in [0, 1) (torch's "Invalid beta parameter" ValueError)."""
     if not (isinstance(betas, (tuple, list)) and len(betas) == 2):
         raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
     for i, b in enumerate(betas):
@@ -38,6 +43,8 @@ class Adam(Optimizer):
             cycling beta1) do not retrace.
         eps, amsgrad, maximize, decoupled_weight_decay: baked into a compiled step (a change
             retraces).
+        foreach, capturable: accepted and ignored; fused=True and differentiable=True are
+            refused with NotImplementedError (see `check_impl`).
     State per parameter: ``step`` (0-d float32 tensor, as torch), ``exp_avg``,
     ``exp_avg_sq`` and with amsgrad ``max_exp_avg_sq`` (the parameter's shape and dtype).
     A complex parameter is updated as its real view (``tg.view_as_real``), as torch does:
@@ -50,9 +57,11 @@ class Adam(Optimizer):
     _data_keys = ("lr", "betas", "weight_decay")
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False,
-                 decoupled_weight_decay: bool = False):
+                 weight_decay: float = 0.0, amsgrad: bool = False, *, foreach=None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+                 fused=None, decoupled_weight_decay: bool = False):
         _check(type(self).__name__, lr, betas, eps, weight_decay)
+        check_impl(type(self).__name__, foreach, fused, capturable, differentiable)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize,
@@ -98,6 +107,9 @@ class AdamW(Adam):
     1e-2 as in torch."""
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False):
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach=None, capturable: bool = False, differentiable: bool = False,
+                 fused=None):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
-                         decoupled_weight_decay=True)
+                         foreach=foreach, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)

@@ -1,131 +1,35 @@
 """Learning-rate schedulers (torch.optim.lr_scheduler): `StepLR`, `CosineAnnealingLR`,
-`LambdaLR`, `OneCycleLR` on the `LRScheduler` base.
+`LambdaLR`, `OneCycleLR` here; `MultiplicativeLR`, `MultiStepLR`, `ConstantLR`, `LinearLR`,
+`ExponentialLR`, `PolynomialLR`, `CosineAnnealingWarmRestarts` (_schedulers_simple.py);
+`SequentialLR`, `ChainedScheduler`, `CyclicLR`, `ReduceLROnPlateau`
+(_schedulers_combined.py); all on the `LRScheduler` base (_scheduler_base.py).
 
 The update rules, ``last_epoch`` numbering, ``get_last_lr()`` and the ``state_dict()``
-contents follow torch 2.13 (CosineAnnealingLR keeps torch's recursive form, so the floats
-match).  A scheduler writes ``group["lr"]`` (and, for OneCycleLR, ``group["momentum"]`` or
+contents follow torch 2.13 (the recursive forms, e.g. CosineAnnealingLR's, are torch's, so
+the floats match).  A scheduler writes ``group["lr"]`` (and, for OneCycleLR, ``group["momentum"]`` or
 ``group["betas"]``) as a Python float; the optimizer feeds it to a compiled step as data,
 so calling ``scheduler.step()`` between calls of a ``tg.compile``d training step never
 retraces.  Call ``scheduler.step()`` outside the compiled function: inside, it would run
 only while tracing (tracegrad raises a TraceError there).
 
-Cut: the other torch schedulers (MultiStepLR, ExponentialLR, LinearLR, CyclicLR,
-ReduceLROnPlateau, ...) are not implemented yet; subclass `LRScheduler` and define
-``get_lr()`` for your own.
+Cut: torch's SWALR (torch.optim.swa_utils) is not implemented; subclass `LRScheduler` and
+define ``get_lr()`` for your own schedule.
 """
 from __future__ import annotations
 
 import math
 import types
-import warnings
 
+from ._scheduler_base import LRScheduler, per_group
+from ._schedulers_combined import ChainedScheduler, CyclicLR, ReduceLROnPlateau, SequentialLR
+from ._schedulers_simple import (ConstantLR, CosineAnnealingWarmRestarts, ExponentialLR,
+                                 LinearLR, MultiplicativeLR, MultiStepLR, PolynomialLR)
 from .optimizer import Optimizer
 
-__all__ = ["LRScheduler", "StepLR", "CosineAnnealingLR", "LambdaLR", "OneCycleLR"]
-
-
-def _per_group(name: str, optimizer: Optimizer, value) -> list:
-    if isinstance(value, (list, tuple)):
-        if len(value) != len(optimizer.param_groups):
-            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
-                             f"{name} has {len(value)} values, param_groups has "
-                             f"{len(optimizer.param_groups)}.")
-        return list(value)
-    return [value] * len(optimizer.param_groups)
-
-
-class LRScheduler:
-    """Base class (torch.optim.lr_scheduler.LRScheduler).
-
-    Args:
-        optimizer: the optimizer whose ``param_groups[i]["lr"]`` it sets.
-        last_epoch: index of the last step taken; -1 (default) starts the schedule and
-            records each group's ``initial_lr``; a value >= 0 resumes (every group must
-            then have ``initial_lr``, as restored by ``optimizer.load_state_dict``).
-    Raises:
-        TypeError: `optimizer` is not an `Optimizer`.
-        KeyError: resuming (last_epoch >= 0) without ``initial_lr`` in the groups.
-
-    Construction performs step 0 (sets the lr for ``last_epoch + 1``).  Subclasses
-    define ``get_lr()``: the lrs for ``self.last_epoch``.
-    """
-
-    def __init__(self, optimizer: Optimizer, last_epoch: int = -1):
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
-        self.optimizer = optimizer
-        if last_epoch == -1:
-            for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
-        else:
-            for i, group in enumerate(optimizer.param_groups):
-                if "initial_lr" not in group:
-                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
-                                   "when resuming a scheduler with last_epoch >= 0; load the "
-                                   "optimizer's state_dict first")
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
-        self.last_epoch = last_epoch
-        self._get_lr_called_within_step = False
-        self._is_initial = True
-        self._step_count = 0
-        try:
-            self.step()
-        finally:
-            self._is_initial = False
-
-    def state_dict(self) -> dict:
-        """Every attribute except the optimizer (torch's format; plain Python data, so
-        `tg.save` can write it)."""
-        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        """Restore attributes saved by `state_dict` (the optimizer's lrs come from the
-        optimizer's own state_dict)."""
-        self.__dict__.update(state_dict)
-
-    def get_last_lr(self) -> list[float]:
-        """The lrs the last `step` set, one per param group."""
-        return self._last_lr
-
-    def get_lr(self) -> list[float]:
-        raise NotImplementedError(f"{type(self).__name__} does not define get_lr()")
-
-    def _warn_get_lr_outside_step(self) -> None:
-        if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                          "`get_last_lr()`.", UserWarning, stacklevel=3)
-
-    def step(self, epoch: int | None = None) -> None:
-        """Advance the schedule by one (call after ``optimizer.step()``).
-
-        Args:
-            epoch: deprecated in torch; sets ``last_epoch`` and uses the closed form where
-                the scheduler has one.
-        """
-        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", True):
-            warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
-                          "You should call them in the opposite order: `optimizer.step()` "
-                          "before `lr_scheduler.step()`.  Failure to do this will result in "
-                          "skipping the first value of the learning rate schedule.",
-                          UserWarning, stacklevel=2)
-        self._step_count += 1
-        self._get_lr_called_within_step = True
-        try:
-            if epoch is None:
-                self.last_epoch += 1
-                values = self.get_lr()
-            else:
-                warnings.warn("The epoch parameter in `scheduler.step()` is deprecated (as in "
-                              "torch); call `scheduler.step()` without it.", UserWarning,
-                              stacklevel=2)
-                self.last_epoch = epoch
-                closed = getattr(self, "_get_closed_form_lr", None)
-                values = closed() if closed is not None else self.get_lr()
-        finally:
-            self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+__all__ = ["LRScheduler", "StepLR", "CosineAnnealingLR", "LambdaLR", "OneCycleLR",
+           "MultiplicativeLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
+           "PolynomialLR", "CosineAnnealingWarmRestarts", "SequentialLR", "ChainedScheduler",
+           "CyclicLR", "ReduceLROnPlateau"]
 
 
 class StepLR(LRScheduler):
@@ -282,7 +186,7 @@ class OneCycleLR(LRScheduler):
                 phase(float(pct_start * n) - 1, "initial_lr", "max_lr", "max_momentum",
                       "base_momentum"),
                 phase(n - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
-        max_lrs = _per_group("max_lr", optimizer, max_lr)
+        max_lrs = per_group("max_lr", optimizer, max_lr)
         if last_epoch == -1:
             for m, group in zip(max_lrs, optimizer.param_groups):
                 group["initial_lr"] = m / div_factor
@@ -294,8 +198,8 @@ class OneCycleLR(LRScheduler):
                 raise ValueError("optimizer must support momentum or beta1 with "
                                  "`cycle_momentum` option enabled")
             self.use_beta1 = "betas" in optimizer.defaults
-            maxs = _per_group("max_momentum", optimizer, max_momentum)
-            bases = _per_group("base_momentum", optimizer, base_momentum)
+            maxs = per_group("max_momentum", optimizer, max_momentum)
+            bases = per_group("base_momentum", optimizer, base_momentum)
             if last_epoch == -1:
                 for m, b, group in zip(maxs, bases, optimizer.param_groups):
                     self._set_momentum(group, m)

@@ -59,6 +59,32 @@ def check_hyper(owner: str, **values) -> None:
             raise ValueError(f"{owner}: invalid {key}: {v} (must be >= 0)")
 
 
+def check_impl(owner: str, foreach=None, fused=None, capturable: bool = False,
+               differentiable: bool = False) -> None:
+    """torch's implementation switches, accepted where they change nothing here.
+
+    ``foreach`` (any value) and ``capturable`` are accepted and ignored: tracegrad has one
+    per-parameter update, `tg.compile` fuses a whole training step into one program, and
+    the step count is already a tensor read as data.  They are not stored in the param
+    groups (torch stores them; a deviation ``state_dict()`` shows).
+
+    Raises:
+        NotImplementedError: ``fused=True`` (torch's fused kernels; compile the training
+            step with `tg.compile` instead) or ``differentiable=True`` (step() runs under
+            no_grad; autograd through an optimizer step is out of scope).
+    """
+    if fused:
+        raise NotImplementedError(
+            f"{owner}: fused=True (torch's fused CUDA/CPU kernels) is not supported; pass "
+            "fused=None or False, and compile the whole training step with tg.compile to "
+            "get one fused program")
+    if differentiable:
+        raise NotImplementedError(
+            f"{owner}: differentiable=True (autograd through the optimizer step) is not "
+            "supported: step() runs under no_grad; write the update with tensor ops (or "
+            "tg.func) to differentiate through it")
+
+
 class _ParamGroup(dict):
     """A param group: a plain dict to the user (as torch's) whose `_data_keys` entries are
     mirrored in 0-d float64 tensors that `Optimizer.step` reads (see the module docstring)."""

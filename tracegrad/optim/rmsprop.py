@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import _creation
 from ..ir.types import float32
-from .optimizer import Optimizer, check_hyper, real_views
+from .optimizer import Optimizer, check_hyper, check_impl, real_views
 
 
 class RMSprop(Optimizer):
@@ -23,6 +23,7 @@ class RMSprop(Optimizer):
         lr, momentum, weight_decay: read as data by a compiled step (no retrace when a
             schedule changes them).
         alpha, eps, centered, maximize: baked into a compiled step (a change retraces).
+        foreach, capturable: accepted and ignored; differentiable=True is refused.
     State per parameter: ``step`` (0-d float32), ``square_avg``, ``momentum_buffer``
     (momentum > 0), ``grad_avg`` (centered).  A complex parameter is updated as its real
     view (``tg.view_as_real``), as torch does: the averages are per real and imaginary part.
@@ -34,8 +35,10 @@ class RMSprop(Optimizer):
     _data_keys = ("lr", "momentum", "weight_decay")
 
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
-                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False, *,
-                 maximize: bool = False):
+                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False,
+                 capturable: bool = False, foreach=None, maximize: bool = False,
+                 differentiable: bool = False):
+        check_impl("RMSprop", foreach, None, capturable, differentiable)
         check_hyper("RMSprop", lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                     momentum=momentum)
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,

@@ -1,7 +1,7 @@
 """Stochastic gradient descent with momentum and weight decay (torch.optim.SGD)."""
 from __future__ import annotations
 
-from .optimizer import Optimizer, check_hyper
+from .optimizer import Optimizer, check_hyper, check_impl
 
 
 class SGD(Optimizer):
@@ -18,6 +18,8 @@ class SGD(Optimizer):
         lr, momentum, weight_decay: read as data by a compiled step (see optimizer.py),
             so schedules that change them do not retrace.
         dampening, nesterov, maximize: baked into a compiled step (a change retraces).
+        foreach: accepted and ignored; fused=True and differentiable=True are refused with
+            NotImplementedError (see `check_impl`).
     State: ``momentum_buffer`` (shape and dtype of the parameter) when momentum != 0.
     Raises:
         ValueError: a negative lr, momentum, dampening or weight_decay; nesterov without
@@ -28,7 +30,9 @@ class SGD(Optimizer):
     _data_keys = ("lr", "momentum", "weight_decay")
 
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False):
+                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach=None, differentiable: bool = False, fused=None):
+        check_impl("SGD", foreach, fused, False, differentiable)
         check_hyper("SGD", lr=lr, momentum=momentum, dampening=dampening,
                     weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):

@@ -6,6 +6,8 @@ script takes its CPU branch.  See `tracegrad._device`.
 """
 from __future__ import annotations
 
+from . import amp  # noqa: F401  (tg.cuda.amp.GradScaler / autocast, torch's deprecated aliases)
+
 
 def is_available() -> bool:
     """False: no tracegrad tensor can live on a CUDA device (torch.cuda.is_available)."""
