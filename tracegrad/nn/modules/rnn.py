@@ -256,7 +256,7 @@ class RNNBase(Module):
         else:
             if input.ndim not in (2, 3):
                 raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D "
-                                 + ("instead" if name == "LSTM" else "tensor instead"))
+                                 + ("tensor instead" if name == "RNN" else "instead"))
             batched = input.ndim == 3
             if not batched:
                 input = _ops.unsqueeze(input, 0 if self.batch_first else 1)
