@@ -14,6 +14,8 @@ from .norm import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 # recurrent and transformer layers (issue 16)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)
 from .sparse import Embedding
 
 __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
@@ -25,4 +27,6 @@ __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "Ba
            "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh",
            "Unflatten",
            # recurrent and transformer layers (issue 16)
-           "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+           "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
+           "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+           "TransformerEncoderLayer"]
