@@ -8,7 +8,7 @@ step's loss must agree across implementations before anything is timed.
 PyTorch rows appear when torch is importable (the ``bench`` extra); torch is
 imported only then.  Method and results: docs/performance.md.
 
-Workloads: mlp, transformer (training steps), per_op (eager overhead),
+Workloads: mlp, transformer, lstm (training steps), per_op (eager overhead),
 scaling (compiler time vs tape size), memory (saved bytes, XLA temp bytes),
 dispatch (a cached compiled call on tiny inputs).
 """
@@ -30,7 +30,7 @@ if _PINNED:
 
 from . import harness, memory, micro, torch_models, training  # noqa: E402
 
-WORKLOADS = ("mlp", "transformer", "per_op", "scaling", "memory", "dispatch")
+WORKLOADS = ("mlp", "transformer", "lstm", "per_op", "scaling", "memory", "dispatch")
 
 
 def main(argv=None) -> int:
@@ -65,13 +65,14 @@ def main(argv=None) -> int:
     want = set(ns.only or WORKLOADS)
     if ns.quick and not ns.only:
         want.discard("transformer")
+        want.discard("lstm")
     records: list[dict] = []
     started = time.perf_counter()
 
     def progress(name):
         print(f"[{time.perf_counter() - started:6.1f}s] {name} ...", file=sys.stderr, flush=True)
 
-    for name in ("mlp", "transformer"):
+    for name in ("mlp", "transformer", "lstm"):
         if name in want:
             progress(name)
             records += training.run(name, steps, use_torch=use_torch,

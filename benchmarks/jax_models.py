@@ -60,6 +60,32 @@ def transformer_loss(p, idx, targets, layers=2, heads=4):
     return -jnp.mean(jnp.take_along_axis(logp, targets.reshape(-1)[:, None], axis=1))
 
 
+def lstm_loss(p, idx, targets, layers=2, unroll=1):
+    """The LSTM language model with the time loop as ``lax.scan`` (`unroll` steps per
+    iteration; the sequence length unrolls it fully)."""
+    import jax
+    import jax.numpy as jnp
+    x = p["emb.weight"][idx]                                   # (T, B, D)
+    for layer in range(layers):
+        sfx = f"_l{layer}"
+        w_hh = p["rnn.weight_hh" + sfx]
+        gates_x = x @ p["rnn.weight_ih" + sfx].T + p["rnn.bias_ih" + sfx] + p["rnn.bias_hh" + sfx]
+        hidden = w_hh.shape[1]
+
+        def cell(carry, gx, w_hh=w_hh):
+            h, c = carry
+            i, f, g, o = jnp.split(gx + h @ w_hh.T, 4, axis=-1)
+            c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+            h = jax.nn.sigmoid(o) * jnp.tanh(c)
+            return (h, c), h
+
+        zeros = jnp.zeros((x.shape[1], hidden), x.dtype)
+        _, x = jax.lax.scan(cell, (zeros, zeros), gates_x, unroll=unroll)
+    logits = (x @ p["head.weight"].T + p["head.bias"]).reshape(-1, p["head.bias"].shape[0])
+    logp = jax.nn.log_softmax(logits, axis=-1)
+    return -jnp.mean(jnp.take_along_axis(logp, targets.reshape(-1)[:, None], axis=1))
+
+
 def sgd_step(loss_fn, lr: float):
     """A jitted SGD step over a params dict, parameters donated."""
     import jax

@@ -1,6 +1,8 @@
 """The benchmark models, in tracegrad (the same architectures are built in jax/torch by the runner).
 
 - MLP 784-1024-1024-10, ReLU, softmax cross-entropy, batch 256.
+- LSTM language model: embedding 256, 2-layer nn.LSTM hidden 256, seq 64, batch 32,
+  vocab 1000, next-token cross-entropy (the time loop traces unrolled).
 - Transformer: 2 pre-LN blocks, d_model 256, 4 heads, MLP 1024, GELU (tanh),
   causal attention, seq 128, batch 8, vocab 1000, learned positions,
   next-token cross-entropy.
@@ -89,3 +91,30 @@ def transformer_loss(model, idx, targets):
     logits = model(idx)
     b, t, v = logits.shape
     return F.cross_entropy(logits.reshape(b * t, v), targets.reshape(b * t))
+
+
+class LSTMLM(nn.Module):
+    """Embedding -> nn.LSTM (time-major) -> Linear, as word_language_model's RNNModel."""
+
+    def __init__(self, vocab=1000, d=256, hidden=256, layers=2):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.rnn = nn.LSTM(d, hidden, layers)
+        self.head = nn.Linear(hidden, vocab)
+
+    def forward(self, idx):
+        out, _ = self.rnn(self.emb(idx))
+        return self.head(out)
+
+
+def lstm_batch(seed: int = 0, batch=32, seq=64, vocab=1000):
+    """(seq, batch) token ids and their next tokens (time-major, nn.LSTM's default)."""
+    rng = np.random.default_rng(seed)
+    tokens = rng.integers(0, vocab, (seq + 1, batch))
+    return tg.tensor(tokens[:-1]), tg.tensor(tokens[1:])
+
+
+def lstm_loss(model, idx, targets):
+    logits = model(idx)
+    t, b, v = logits.shape
+    return F.cross_entropy(logits.reshape(t * b, v), targets.reshape(t * b))

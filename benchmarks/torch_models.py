@@ -92,6 +92,30 @@ def transformer_loss(model, idx, targets):
     return F.cross_entropy(logits.reshape(b * t, v), targets.reshape(b * t))
 
 
+def lstm(vocab=1000, d=256, hidden=256, layers=2):
+    import torch.nn as nn
+
+    class LSTMLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(vocab, d)
+            self.rnn = nn.LSTM(d, hidden, layers)
+            self.head = nn.Linear(hidden, vocab)
+
+        def forward(self, idx):
+            out, _ = self.rnn(self.emb(idx))
+            return self.head(out)
+
+    return LSTMLM()
+
+
+def lstm_loss(model, idx, targets):
+    import torch.nn.functional as F
+    logits = model(idx)
+    t, b, v = logits.shape
+    return F.cross_entropy(logits.reshape(t * b, v), targets.reshape(t * b))
+
+
 def load_params(model, params: dict) -> None:
     """Copy NumPy arrays (jax_models.params_of of the tracegrad model) into `model` by name."""
     import torch

@@ -1,4 +1,4 @@
-"""Workloads 1 and 2: a full SGD training step (forward, backward, update) per implementation.
+"""Workloads 1, 2 and the LSTM language model: a full SGD training step (forward, backward, update) per implementation.
 
 Implementations: ``tg.compile`` (the whole step, one XLA program),
 ``tracegrad eager`` (tape + cached backward program), ``jax.jit`` (hand-written
@@ -44,6 +44,9 @@ SPECS = {
                         loss=models.transformer_loss, jax=jax_models.transformer_loss,
                         torch_model=torch_models.transformer,
                         torch_loss=torch_models.transformer_loss),
+    "lstm": dict(model=models.LSTMLM, batch=models.lstm_batch, loss=models.lstm_loss,
+                 jax=jax_models.lstm_loss, torch_model=torch_models.lstm,
+                 torch_loss=torch_models.lstm_loss),
 }
 
 

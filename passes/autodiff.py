@@ -6,6 +6,11 @@ of values used more than once are summed; a cotangent computed at a
 broadcast shape is summed back to its input's shape (sum_to_size); one of a
 different dtype is converted.  Only nodes on a path from `wrt` to the
 outputs are differentiated.
+
+Cotangents that are `slice_backward`s of disjoint slices along one dim (the pieces of
+a `split`/`unbind`/`chunk`, a recurrent layer's time steps) are not summed as padded
+full-size tensors, which costs O(pieces^2) memory traffic: they are kept until the
+value's producer is reached and become one `cat` (zeros filling any gaps).
 """
 from __future__ import annotations
 
@@ -53,21 +58,82 @@ def depends_on(g: Graph, wrt: list[Value]) -> set[int]:
     return live
 
 
+def _slice_dim(g: Value) -> int | None:
+    """The one dim a unit-step `slice_backward` `g` places its input along (the other dims
+    whole), or None."""
+    node = g.node
+    if node is None or node.op != "slice_backward":
+        return None
+    a = node.attrs
+    if any(st != 1 for st in a["steps"]):
+        return None
+    partial = [d for d, (lo, hi, n) in enumerate(zip(a["starts"], a["stops"], a["shape"]))
+               if (lo, hi) != (0, n)]
+    return partial[0] if len(partial) == 1 else None
+
+
+def _merge_slices(b: Builder, pieces: list, v: Value) -> list:
+    """Sum `slice_backward` cotangent pieces of `v`: per dim, disjoint pieces become one
+    `cat` (zeros in the gaps, a `slice_backward` when they do not span the dim); returns
+    the values left to add."""
+    by_dim: dict[int, list] = {}
+    for g in pieces:
+        by_dim.setdefault(_slice_dim(g), []).append(g)
+    out = []
+    for d, group in by_dim.items():
+        group.sort(key=lambda g: g.node.attrs["starts"][d])
+        bounds = [(g.node.attrs["starts"][d], g.node.attrs["stops"][d]) for g in group]
+        if len(group) == 1 or any(hi > lo for (_, hi), (lo, _) in zip(bounds, bounds[1:])):
+            out += group      # one piece, or overlapping ones: summed as they are
+            continue
+        parts, at = [], bounds[0][0]
+        for g, (lo, hi) in zip(group, bounds):
+            if lo > at:
+                gap = list(v.shape)
+                gap[d] = lo - at
+                parts.append(b.full(tuple(gap), 0, g.dtype))
+            parts.append(g.node.inputs[0])
+            at = hi
+        merged = b.cat(parts, d)
+        first, last = bounds[0][0], bounds[-1][1]
+        if (first, last) != (0, v.shape[d]):
+            starts, stops = [0] * len(v.shape), list(v.shape)
+            starts[d], stops[d] = first, last
+            merged = b.slice_backward(merged, tuple(v.shape), tuple(starts), tuple(stops),
+                                      (1,) * len(v.shape))
+        out.append(merged)
+    return out
+
+
 def autodiff(fwd: Graph, wrt: list[Value]) -> Joint:
     """Build the joint graph computing d(fwd.outputs)/d(wrt) given output cotangents."""
     joint = Graph(name=f"{fwd.name}_joint", inputs=list(fwd.inputs), nodes=list(fwd.nodes))
     cts = tuple(joint.add_input(o.type) for o in fwd.outputs)
     live = depends_on(fwd, wrt)
     ct_of: dict[int, Value] = {}
+    pieces: dict[int, list] = {}      # slice_backward cotangents not summed yet, by value
     b = Builder(joint)
+
+    def add(v: Value, g: Value) -> None:
+        prev = ct_of.get(id(v))
+        ct_of[id(v)] = g if prev is None else b.add(prev, g)
 
     def accumulate(v: Value, g: Value) -> None:
         if g.shape != v.shape:
             g = b.sum_to_size(g, v.shape)
         if g.dtype is not v.dtype:
             g = b.convert(g, v.dtype)
-        prev = ct_of.get(id(v))
-        ct_of[id(v)] = g if prev is None else b.add(prev, g)
+        if _slice_dim(g) is not None:
+            pieces.setdefault(id(v), []).append(g)
+        else:
+            add(v, g)
+
+    def cotangent(v: Value) -> Value | None:
+        waiting = pieces.pop(id(v), None)
+        if waiting:
+            for g in (waiting if len(waiting) == 1 else _merge_slices(b, waiting, v)):
+                add(v, g)
+        return ct_of.get(id(v))
 
     for o, ct in zip(fwd.outputs, cts):
         if id(o) in live:
@@ -75,7 +141,7 @@ def autodiff(fwd: Graph, wrt: list[Value]) -> Joint:
 
     for index in range(len(fwd.nodes) - 1, -1, -1):
         node = fwd.nodes[index]
-        outs = [ct_of.get(id(o)) for o in node.outputs]
+        outs = [cotangent(o) for o in node.outputs]
         if all(c is None for c in outs) or not any(id(v) in live for v in node.inputs):
             continue
         b.loc, b.fwd_id = node.loc, node.id if node.id is not None else index
@@ -87,7 +153,7 @@ def autodiff(fwd: Graph, wrt: list[Value]) -> Joint:
                 accumulate(v, g)
 
     b.loc = b.fwd_id = None
-    joint.outputs = [ct_of.get(id(w)) or b.full(w.shape, 0, w.dtype) for w in wrt]
+    joint.outputs = [cotangent(w) or b.full(w.shape, 0, w.dtype) for w in wrt]
     return Joint(joint, frozenset(id(n) for n in fwd.nodes), cts)
 
 

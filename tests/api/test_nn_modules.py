@@ -536,8 +536,8 @@ def test_multihead_attention_causal_and_errors():
     assert m.in_proj_weight.grad is not None and x.grad.shape == (2, 3, 4)
     with pytest.raises(ValueError, match="is_causal"):
         m(x, x, x, is_causal=True)
-    with pytest.raises(NotImplementedError, match="add_bias_kv"):
-        nn.MultiheadAttention(4, 2, add_bias_kv=True)
+    # add_bias_kv is supported now (values against torch in tests/api/test_transformer.py)
+    assert nn.MultiheadAttention(4, 2, add_bias_kv=True).bias_k.shape == (1, 1, 4)
     with pytest.raises(ValueError, match="divisible"):
         nn.MultiheadAttention(6, 4)
 

@@ -112,3 +112,36 @@ def test_autodiff_marks_backward_provenance():
     joint = autodiff(g, [x, w])
     bwd_nodes = [n for n in joint.graph.nodes if id(n) not in joint.forward]
     assert bwd_nodes and all(n.fwd_id is not None or n.op == "full" for n in bwd_nodes)
+
+
+def _sliced_graph(ranges):
+    """out = sum over `ranges` (row slices of x, 6 x 4) of slice * weight."""
+    g = Graph("pieces")
+    x = g.add_input(T.TensorType((6, 4), T.float64))
+    b = Builder(g)
+    terms = [b.sum(b.mul(b.slice(x, (lo, 0), (hi, 4), (1, 1)), float(i + 1)))
+             for i, (lo, hi) in enumerate(ranges)]
+    total = terms[0]
+    for t in terms[1:]:
+        total = b.add(total, t)
+    g.outputs = [total]
+    return g, x
+
+
+@pytest.mark.parametrize("ranges,want_rows", [
+    ([(0, 2), (2, 3), (3, 6)], [1, 1, 2, 3, 3, 3]),     # split: one cat, no padding
+    ([(4, 5), (1, 3)], [0, 2, 2, 0, 1, 0]),             # a gap and an uncovered tail
+    ([(0, 3), (2, 4)], [1, 1, 3, 2, 0, 0]),             # overlapping: summed as before
+])
+def test_disjoint_slice_cotangents_become_one_cat(ranges, want_rows):
+    g, x = _sliced_graph(ranges)
+    bwd = build_backward(g, [x]).backward
+    ops = [n.op for n in bwd.nodes]
+    overlapping = ranges == [(0, 3), (2, 4)]
+    assert ops.count("slice_backward") == (2 if overlapping else int(ranges[0][0] != 0))
+    assert ops.count("cat") == (0 if overlapping else 1)
+    t = tg.zeros(6, 4, dtype=tg.float64, requires_grad=True)     # the same through the engine
+    total = sum((t[lo:hi] * float(i + 1)).sum() for i, (lo, hi) in enumerate(ranges))
+    total.backward()
+    np.testing.assert_array_equal(t.grad.numpy(),
+                                  np.repeat(np.array(want_rows, float)[:, None], 4, 1))

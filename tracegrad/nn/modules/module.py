@@ -16,6 +16,7 @@ from tracegrad.ir import types as T
 from ... import _state
 from ...compiler.compile import register_module_type
 from ...tensor import Parameter, Tensor, parse_to_args
+from .hooks import ModuleHooks, call_with_hooks, hooks_of
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -23,7 +24,11 @@ class _IncompatibleKeys(NamedTuple):
     unexpected_keys: list
 
 
-class Module:
+def _local_metadata(m) -> dict:
+    return {"version": getattr(type(m), "_version", 1)}
+
+
+class Module(ModuleHooks):
     """Base class of layers and models (torch.nn.Module).
 
     Assigning a `Parameter`, a `Module`, or a tensor to a name registered with
@@ -127,6 +132,8 @@ class Module:
         tracer = _state.local.tracer
         if tracer is not None:   # tg.compile guards on the train/eval mode of modules it ran
             tracer.module_used(self)
+        if "_has_hooks" in self.__dict__:     # registered hooks (hooks.py)
+            return call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
     # ---- traversal ------------------------------------------------------------------------
@@ -273,8 +280,27 @@ class Module:
             raise TypeError("state_dict() takes keyword arguments only (destination, prefix, "
                             "keep_vars)")
         out = OrderedDict() if destination is None else destination
-        for key, t in self._state_items(prefix):
-            out[key] = t if keep_vars else Tensor(t._data)
+        modules = list(self.named_modules(prefix=prefix.rstrip(".")))
+        if not any("_has_hooks" in m.__dict__ for _, m in modules):
+            for key, t in self._state_items(prefix):
+                out[key] = t if keep_vars else Tensor(t._data)
+            return out
+        done = set()
+
+        def collect(m, head):    # torch's recursion: pre hook, own entries, children, post
+            done.add(id(m))
+            for (hook,) in hooks_of(m, "_state_dict_pre_hooks"):
+                hook(m, head, keep_vars)
+            for key, t in m._state_items():
+                if "." not in key:
+                    out[head + key] = t if keep_vars else Tensor(t._data)
+            for name, child in m._modules.items():
+                if child is not None and id(child) not in done:
+                    collect(child, head + name + ".")
+            for (hook,) in hooks_of(m, "_state_dict_hooks"):
+                if hook(m, out, head, _local_metadata(m)) is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+        collect(self, prefix)
         return out
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
@@ -286,10 +312,33 @@ class Module:
             RuntimeError: with ``strict``, missing or unexpected keys (torch's message);
                 always, a shape mismatch.
         """
+        modules = list(self.named_modules())
+        hooked = any("_has_hooks" in m.__dict__ for _, m in modules)
+        errors, missing, unexpected = [], [], []
+        if hooked:
+            state_dict = OrderedDict(state_dict)    # pre hooks may edit it, as torch's copy
+            for name, m in modules:
+                head = name + "." if name else ""
+                hooks = hooks_of(m, "_load_state_dict_pre_hooks")
+                if not hooks:
+                    continue
+                own_keys = OrderedDict((k, v) for k, v in state_dict.items()
+                                       if k.startswith(head))   # torch: the module's keys
+                for (hook,) in hooks:
+                    hook(m, own_keys, head, _local_metadata(m), strict, missing, unexpected,
+                         errors)
+                for k in [k for k in state_dict if k.startswith(head) and k not in own_keys]:
+                    del state_dict[k]
+                state_dict.update(own_keys)
         own = dict(self._state_items())
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        errors = []
+        missing += [k for k in own if k not in state_dict and k not in missing]
+        unexpected += [k for k in state_dict if k not in own and k not in unexpected]
+        result = _IncompatibleKeys(missing, unexpected)
+        if hooked:
+            for _, m in modules:
+                for (hook,) in hooks_of(m, "_load_state_dict_post_hooks"):
+                    if hook(m, result) is not None:
+                        raise RuntimeError("load_state_dict post hook must return None")
         if strict:
             if unexpected:
                 errors.append("Unexpected key(s) in state_dict: "
@@ -314,7 +363,7 @@ class Module:
         for t, arr in updates:
             t._data = np.array(arr, dtype=t.dtype.numpy)
             t._vc[0] += 1
-        return _IncompatibleKeys(missing, unexpected)
+        return result
 
     # ---- printing -------------------------------------------------------------------------
     def extra_repr(self) -> str:
