@@ -4,7 +4,7 @@ from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, Mish, ReLU,
 from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
-from .dropout import Dropout
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
@@ -13,6 +13,8 @@ from .module import Module
 from .norm import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .sparse import Embedding
+from .param_containers import ParameterDict, ParameterList
+from .spatial import Bilinear, PixelShuffle, PixelUnshuffle, Upsample
 
 __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
            "BatchNorm2d", "Conv1d", "Conv2d", "ConvTranspose2d", "CrossEntropyLoss", "Dropout",
@@ -21,4 +23,6 @@ __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "Ba
            "MSELoss", "MaxPool2d", "Mish", "Module", "ModuleDict", "ModuleList",
            "MultiheadAttention", "NLLLoss", "NonDynamicallyQuantizableLinear", "RMSNorm", "ReLU",
            "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh",
-           "Unflatten"]
+           "Unflatten",
+           "Bilinear", "Dropout1d", "Dropout2d", "Dropout3d", "ParameterDict", "ParameterList",
+           "PixelShuffle", "PixelUnshuffle", "Upsample"]
