@@ -44,7 +44,7 @@ def _inplace_method(op: str, name: str):
 
 def _reshaping_method(op: str, name: str):
     def method(self, *args, **kwargs):
-        if self._base is not None or self._views:
+        if self._base is not None or any(r() is not None for r in self._views or ()):
             raise NotImplementedError(
                 f"{name}: changing the shape in place of a view or of a tensor that has views "
                 f"is not supported (tracegrad values are not strided); use "

@@ -19,7 +19,7 @@ from tracegrad.ir.registry import CREATION, INTERNAL, REGISTRY
 from . import _state
 from ._device import check_device, is_device_name
 from ._legacy import _MISSING, dtype_of_type_name, legacy_array, type_string
-from ._size import make_size
+from ._size import Size, make_size
 from ._tensor_str import tensor_repr
 
 
@@ -130,7 +130,7 @@ class Tensor:
         """
         if dtype is None:
             return type_string(self.dtype)
-        if isinstance(dtype, str) and "Tensor" in dtype:
+        if isinstance(dtype, str) and ("Tensor" in dtype or "." in dtype):
             dtype = dtype_of_type_name(dtype)
         dtype = getattr(dtype, "_legacy_dtype", dtype)
         return self.to(dtype)
@@ -460,8 +460,8 @@ class Tensor:
 
 _new = object.__new__
 # data types that mean torch's legacy constructor (tensor.py's callers pass arrays or Values)
-_LEGACY_DATA = frozenset({list, tuple, int, float, bool, type(_MISSING), Tensor, str, dict,
-                          bytes, set})
+_LEGACY_DATA = frozenset({list, tuple, Size, int, float, bool, type(_MISSING), Tensor, str,
+                          dict, bytes, set})
 
 
 def _rebuild_tensor(cls, data, requires_grad, grad):
