@@ -27,8 +27,12 @@ from .autograd import (enable_grad, inference_mode, is_anomaly_check_nan_enabled
                        set_grad_enabled)
 from .tensor import Parameter, Tensor, _add_registry_methods
 from . import _inplace, _tensor_methods  # noqa: E402,F401  (install Tensor's methods)
+from . import _inplace_math, _surface_ops  # noqa: E402,F401  (more of Tensor's methods)
+from ._surface_ops import (add, broadcast_to, isin, median, repeat_interleave,  # noqa: E402
+                           select, sub, subtract, trace)
 
 _add_registry_methods()   # after the methods Tensor spells itself (they take precedence)
+_inplace_math.install()   # after the registry methods: it wraps them
 
 float = float32  # noqa: A001  (torch.float)
 double = float64
@@ -46,6 +50,21 @@ from .linalg import einsum  # noqa: E402  (torch.einsum; this import also binds 
 from .compiler.explain import explain  # noqa: E402
 from .utils import checkpoint_name  # noqa: E402
 from .serialization import load, save  # noqa: E402  (torch.save / torch.load)
+
+# ---- torch's everyday namespace surface (issue 16): Size, dtype, settings, legacy types,
+# device/backends queries, one-process distributed, refused extras (onnx)
+import math as _math  # noqa: E402
+from tracegrad.ir.types import DType as dtype  # noqa: E402  (torch.dtype: the dtypes' type)
+from ._size import Size  # noqa: E402
+from ._config import (get_default_dtype, get_num_interop_threads, get_num_threads,  # noqa: E402
+                      get_printoptions, is_warn_always_enabled, set_default_dtype,
+                      set_num_interop_threads, set_num_threads, set_printoptions,
+                      set_warn_always)
+from ._tensor_types import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor,  # noqa: E402
+                            DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
+                            ShortTensor)
+from . import accelerator, backends, distributed, onnx  # noqa: E402
+inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
 
 from ._dump import configure_logging as _configure_logging  # noqa: E402
 

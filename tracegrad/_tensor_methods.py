@@ -64,8 +64,6 @@ class _TensorMethods:
         """``tg.device("cpu")``: where the tensor lives (torch.Tensor.device)."""
         return CPU
 
-    is_cuda = False   # torch.Tensor.is_cuda
-    is_cpu = True     # torch.Tensor.is_cpu
 
     def get_device(self) -> int:
         """-1, torch's answer for a CPU tensor (torch.Tensor.get_device)."""

@@ -18,6 +18,8 @@ from tracegrad.ir.registry import CREATION, INTERNAL, REGISTRY
 
 from . import _state
 from ._device import check_device, is_device_name
+from ._legacy import _MISSING, dtype_of_type_name, legacy_array, type_string
+from ._size import Size, make_size
 from ._tensor_str import tensor_repr
 
 
@@ -69,9 +71,12 @@ def parse_to_args(name: str, args: tuple, kwargs: dict, extra: tuple = ()):
 class Tensor:
     """A multi-dimensional array with PyTorch's autograd semantics.
 
-    Build one with `tracegrad.tensor`, `zeros`, `randn` ...; the constructor
-    is internal.  ``_data`` is a NumPy array eagerly, an IR ``Value`` while
-    ``tg.compile`` traces.
+    Build one with `tracegrad.tensor`, `zeros`, `randn` ...  ``_data`` is a NumPy array
+    eagerly, an IR ``Value`` while ``tg.compile`` traces.  Called with a NumPy array or
+    an IR value the constructor is internal (the array is taken as it is); torch's legacy
+    forms build a tensor of the default float dtype (torch.Tensor's constructor):
+    ``Tensor([1, 2])`` (data), ``Tensor(2, 3)`` / ``Tensor(Size)`` (zeros of that shape:
+    torch leaves it uninitialized), ``Tensor()`` (shape (0,)).
     """
 
     __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_out_index", "_vc", "_base",
@@ -80,8 +85,12 @@ class Tensor:
     # autograd/forward_ad.py): set only when used
     __array_priority__ = 1000  # numpy scalars defer to our reflected operators
 
-    def __init__(self, data, requires_grad: bool = False, grad_fn=None, out_index: int = 0,
-                 base: "Tensor | None" = None, view_ops: tuple = ()):
+    def __init__(self, data=_MISSING, *sizes, requires_grad: bool = False, grad_fn=None,
+                 out_index: int = 0, base: "Tensor | None" = None, view_ops: tuple = (),
+                 device=None):
+        if sizes or type(data) in _LEGACY_DATA:   # torch.Tensor([...]) / Tensor(2, 3)
+            check_device("Tensor", device)
+            data = legacy_array("Tensor", T.DEFAULT_FLOAT, data, sizes)
         self._data = data
         self._requires_grad = requires_grad
         self._grad = None
@@ -102,11 +111,48 @@ class Tensor:
 
     # ---- metadata -----------------------------------------------------------------
     @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self._data.shape)
+    def shape(self) -> "Size":
+        """The sizes as a `tg.Size` (a tuple subclass printing as ``torch.Size([2, 3])``)."""
+        return make_size(self._data.shape)
 
     def size(self, dim: int | None = None):
-        return self.shape if dim is None else self.shape[dim]
+        """`shape` (a `tg.Size`), or the size of dimension `dim` (torch.Tensor.size)."""
+        return make_size(self._data.shape) if dim is None else self._data.shape[dim]
+
+    def type(self, dtype=None, non_blocking: bool = False, **kwargs):
+        """torch.Tensor.type: without `dtype`, torch's type string (``'torch.FloatTensor'``,
+        the ``torch.`` prefix kept as torch prints it); with a dtype, a type string
+        (``'torch.LongTensor'``) or a legacy class (``tg.LongTensor``), this tensor in that
+        dtype (`self` when it already has it).
+
+        Raises:
+            ValueError: an unknown type string (torch's ``invalid type: '...'``).
+        """
+        if dtype is None:
+            return type_string(self.dtype)
+        if isinstance(dtype, str) and ("Tensor" in dtype or "." in dtype):
+            dtype = dtype_of_type_name(dtype)
+        dtype = getattr(dtype, "_legacy_dtype", dtype)
+        return self.to(dtype)
+
+    def __format__(self, spec: str) -> str:
+        # torch: a 0-d tensor formats as its Python number (f"{loss:.4f}"); any other tensor
+        # takes object.__format__, which refuses a non-empty spec
+        if type(self) is Tensor and not self._data.shape and not isinstance(self._data, Value):
+            return self.item().__format__(spec)
+        if spec:
+            raise TypeError(f"unsupported format string passed to {type(self).__name__}"
+                            ".__format__")
+        return str(self)
+
+    # torch.Tensor's device flags: tracegrad tensors live on the host
+    is_cuda = is_xpu = is_mps = is_meta = is_sparse = is_quantized = is_mkldnn = False
+    is_cpu = True
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its `grad_fn` this tensor is (0 for a leaf; torch.Tensor.output_nr)."""
+        return self._out_index
 
     @property
     def dtype(self) -> T.DType:
@@ -175,6 +221,10 @@ class Tensor:
                           UserWarning, stacklevel=2)
         return self._grad
 
+    @grad.deleter
+    def grad(self) -> None:   # ``del x.grad`` (torch: same as ``x.grad = None``)
+        self._set_grad(None)
+
     @grad.setter
     def grad(self, value) -> None:
         if value is not None:
@@ -232,7 +282,8 @@ class Tensor:
         data = self._concrete(".item()")
         if data.size != 1:
             raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to "
-                               f"Scalar (.item() needs exactly one element; shape {self.shape})")
+                               f"Scalar (.item() needs exactly one element; shape "
+                               f"{tuple(self.shape)})")
         return data.reshape(()).item()
 
     def tolist(self):
@@ -338,10 +389,20 @@ class Tensor:
 
     @data.setter
     def data(self, value: "Tensor") -> None:
+        if (isinstance(value, Tensor) and self._requires_grad
+                and not value.dtype.is_differentiable):   # torch's check and message
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
         tracer = _state.local.tracer
         if tracer is not None:
             tracer.overwriting(self)
         self._data = value._data if isinstance(value, Tensor) else value
+
+    def __reduce_ex__(self, protocol):
+        """Pickling (torch's rules): the value, ``requires_grad`` and ``.grad``; the graph is
+        not kept (a non-leaf comes back as a leaf that requires grad, as torch's)."""
+        data = np.array(self._concrete("pickle"))
+        return (_rebuild_tensor, (type(self), data, self._requires_grad, self._grad))
 
     def detach_(self) -> "Tensor":
         """Cut this tensor from the graph in place: it becomes a leaf that does not require
@@ -398,6 +459,16 @@ class Tensor:
 
 
 _new = object.__new__
+# data types that mean torch's legacy constructor (tensor.py's callers pass arrays or Values)
+_LEGACY_DATA = frozenset({list, tuple, Size, int, float, bool, type(_MISSING), Tensor, str,
+                          dict, bytes, set})
+
+
+def _rebuild_tensor(cls, data, requires_grad, grad):
+    """Unpickle a tensor (`Tensor.__reduce_ex__`)."""
+    t = cls(data, requires_grad=requires_grad)
+    t._grad = grad
+    return t
 
 
 def _new_tensor(data, inference: bool) -> Tensor:

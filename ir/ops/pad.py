@@ -1,5 +1,5 @@
-"""torch.nn.functional.pad (constant, reflect, replicate) as a decomposition onto slices,
-cat and slice_scatter."""
+"""torch.nn.functional.pad (constant, reflect, replicate, circular) as a decomposition onto
+slices, cat and slice_scatter."""
 from __future__ import annotations
 
 from ..errors import ShapeError
@@ -50,11 +50,18 @@ def _pad_constant(ops, x, pairs, value):
 def _pad_edges(ops, x, pairs, mode):
     """reflect / replicate: pieces of x (flipped or expanded) on each side, then crop."""
     for d, lo, hi in pairs:
+        if mode == "circular" and (lo < 0 or hi < 0):   # torch crops first, then wraps
+            x = _narrow_to(ops, x, d, max(-lo, 0), x.shape[d] - max(-hi, 0))
+            lo, hi = max(lo, 0), max(hi, 0)
         n = x.shape[d]
         if mode == "reflect" and (lo >= n or hi >= n):
             raise located(ops, ValueError(
                 f"pad: padding size should be less than the corresponding input dimension, "
                 f"but got padding ({lo}, {hi}) at dimension {d} of {ops.type_of(x)}"))
+        if mode == "circular" and (lo > n or hi > n):   # torch's message
+            raise located(ops, ValueError(
+                f"pad: Padding value causes wrapping around more than once: padding "
+                f"({lo}, {hi}) at dimension {d} of {ops.type_of(x)}"))
         if mode == "replicate" and n == 0:
             raise located(ops, ValueError(f"pad: mode='replicate' needs a non-empty dimension "
                                           f"{d}, got {ops.type_of(x)}"))
@@ -71,6 +78,9 @@ def _pad_edges(ops, x, pairs, mode):
 
 
 def _pad_piece(ops, x, d, start, stop, edge, size, mode):
+    if mode == "circular":   # the other end of the dim wraps around
+        n = x.shape[d]
+        return _narrow_to(ops, x, d, n - size, n) if edge == 0 else _narrow_to(ops, x, d, 0, size)
     if mode == "reflect":
         return ops.flip(_narrow_to(ops, x, d, start, stop), (d,))
     shape = list(x.shape)
@@ -79,9 +89,10 @@ def _pad_piece(ops, x, d, start, stop, edge, size, mode):
 
 
 def _pad(ops, x, pad, mode="constant", value=None):
-    if mode not in ("constant", "reflect", "replicate"):
+    if mode not in ("constant", "reflect", "replicate", "circular"):
         raise located(ops, NotImplementedError(
-            f"pad: mode={mode!r} is not supported (constant, reflect and replicate are)"))
+            f"pad: mode={mode!r} is not supported (constant, reflect, replicate and circular "
+            "are)"))
     if mode != "constant" and value is not None:
         raise located(ops, ValueError(f"pad: mode={mode!r} doesn't take a value argument"))
     pairs = _pad_pairs(ops, x, tuple(pad), mode)
@@ -92,5 +103,5 @@ def _pad(ops, x, pad, mode="constant", value=None):
 
 
 defcomposite("pad", "input: Tensor, pad, mode='constant', value=None", _pad,
-             ref="torch.nn.functional.pad (constant, reflect, replicate)", flags=COMPLEX,
+             ref="torch.nn.functional.pad (constant, reflect, replicate, circular)", flags=COMPLEX,
              node_name="ConstantPadNdBackward0")

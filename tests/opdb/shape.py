@@ -318,7 +318,8 @@ def _pad_samples(rng, dtype):
     x = uniform(rng, (2, 3, 4), dtype)
     return [Sample((x, (1, 2))), Sample((x, (1, 0, -1, 2)), {"value": 1.5}),
             Sample((x, (2, 1), "reflect")), Sample((x, (-1, 3, 2, 1), "reflect")),
-            Sample((x, (3, -2, 1, 1), "replicate")), Sample((x, (1, 1, 1, 1, 1, 1)))]
+            Sample((x, (3, -2, 1, 1), "replicate")), Sample((x, (1, 1, 1, 1, 1, 1))),
+            Sample((x, (2, 1, 3, 0), "circular"))]
 
 
 def _pad_ref(xp, x, pad, mode="constant", value=None):
@@ -327,7 +328,8 @@ def _pad_ref(xp, x, pad, mode="constant", value=None):
     for i in range(len(pad) // 2):
         pairs[nd - 1 - i] = (pad[2 * i], pad[2 * i + 1])
     grow = [(max(lo, 0), max(hi, 0)) for lo, hi in pairs]
-    np_mode = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}[mode]
+    np_mode = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
+               "circular": "wrap"}[mode]
     kw = {"constant_values": value or 0.0} if mode == "constant" else {}
     out = xp.pad(x, grow, mode=np_mode, **kw)
     return out[tuple(slice(max(-lo, 0), out.shape[d] - max(-hi, 0))
@@ -341,7 +343,8 @@ def _pad_errors():
             ErrorInput((x, (4, 2), "reflect"), ValueError, ("pad", "(4, 2)", "dimension 2")),
             ErrorInput((x, (1, 1, 1, 1, 1, 1), "reflect"), NotImplementedError,
                        ("pad", "'reflect'", "length 6", "f32[2,3,4]")),
-            ErrorInput((x, (1, 2), "circular"), NotImplementedError, ("pad", "'circular'")),
+            ErrorInput((x, (1, 2), "wrap"), NotImplementedError, ("pad", "'wrap'")),
+            ErrorInput((x, (5, 0), "circular"), ValueError, ("pad", "more than once")),
             ErrorInput((x, (1, 2), "reflect", 3.0), ValueError, ("pad", "value")),
             ErrorInput((x, (-3, -2)), ValueError, ("pad", "(-3, -2)", "negative size"))]
 

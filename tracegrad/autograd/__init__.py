@@ -11,6 +11,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
 from .graph import AccumulateGrad, Node
 from . import record, tensor_methods  # noqa: F401  (record-time extras; Tensor.backward ...)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
+from .variable import Variable  # noqa: F401  (torch.autograd.Variable, deprecated alias)
 
 __all__ = ["AccumulateGrad", "Function", "FunctionCtx", "Node", "backward", "detect_anomaly",
            "enable_grad", "grad", "inference_mode", "is_anomaly_check_nan_enabled",

@@ -6,9 +6,11 @@ tracegrad/dispatch/tape.py, which records them), saved-tensor hooks, multi-grad 
 from __future__ import annotations
 
 import threading
+from typing import NamedTuple
 
 from ..dispatch.tape import (  # noqa: F401  (torch.autograd.graph's names; the engine's too)
     LEAF_HOOKS_USED, AccumulateGrad, Node, NodeExtra, RemovableHandle, _camel, add_hook, next_mark)
+from ..dispatch.record import edge
 from ..tensor import Tensor
 from . import hooks
 from .saved_hooks import (  # noqa: F401  (torch.autograd.graph's names)
@@ -91,3 +93,26 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all"):
 def increment_version(tensor) -> None:
     """Bump `tensor`'s version counter, as an in-place op would (torch.autograd.graph)."""
     tensor._vc[0] += 1
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the graph (torch.autograd.graph.GradientEdge): the node a tensor's gradient
+    flows into and which of its outputs the tensor is."""
+
+    node: object
+    output_nr: int
+    ownership_token: object = None
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The gradient edge of `tensor`: ``(grad_fn, output_nr)``, or ``(AccumulateGrad, 0)`` for
+    a leaf that requires grad (torch.autograd.graph.get_gradient_edge).
+
+    Raises:
+        RuntimeError: `tensor` does not require grad (torch's message).
+    """
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    node, nr = edge(tensor)
+    return GradientEdge(node, nr)

@@ -114,7 +114,7 @@ def _diff(a, b, path: str) -> str | None:
     if a[0] == "T" and b[0] == "T":
         parts = []
         if a[1] != b[1]:
-            parts.append(f"shape {a[1]} -> {b[1]}")
+            parts.append(f"shape {tuple(a[1])} -> {tuple(b[1])}")
         if a[2] is not b[2]:
             parts.append(f"dtype {a[2].name} -> {b[2].name}")
         if a[3] != b[3]:

@@ -22,8 +22,10 @@ tracegrad/autograd/saved_hooks.py through `HOOKS`.
 from __future__ import annotations
 
 import itertools
+import weakref
 
 from .. import _state
+from .. import tensor as _tensor
 from .hooks import HOOKS
 
 _seq = itertools.count()
@@ -86,16 +88,30 @@ class NodeExtra:
         name: the node's torch name where it is not ``<Op>Backward0``.
     """
 
-    __slots__ = ("pre_hooks", "post_hooks", "tensor_hooks", "metadata", "stack", "packed", "name")
+    __slots__ = ("pre_hooks", "post_hooks", "tensor_hooks", "metadata", "stack", "packed",
+                 "_name", "_owner")
 
-    def __init__(self):
+    def __init__(self, owner=None):
         self.pre_hooks: dict = {}
         self.post_hooks: dict = {}
         self.tensor_hooks: dict = {}
         self.metadata = None
         self.stack = None
         self.packed = None
-        self.name = None   # torch's name where it differs from <Op>Backward0 (CopySlices)
+        self._name = None   # torch's name where it differs from <Op>Backward0 (CopySlices)
+        self._owner = None if owner is None else weakref.ref(owner)
+
+    @property
+    def name(self):
+        return self._name
+
+    @name.setter
+    def name(self, value) -> None:
+        # a renamed Node changes class too, so that type(grad_fn).__name__ stays its name()
+        self._name = value
+        node = self._owner() if self._owner is not None else None
+        if isinstance(node, Node) and value is not None:
+            node.__class__ = node_class(value)
 
     def hook_signature(self):
         """What the backward program's structure depends on: which hooks exist (not which)."""
@@ -112,7 +128,7 @@ class _HookAPI:
 
     def _extra(self) -> NodeExtra:
         if self.extra is None:
-            self.extra = NodeExtra()
+            self.extra = NodeExtra(self)
         return self.extra
 
     def register_hook(self, fn) -> RemovableHandle:
@@ -164,6 +180,12 @@ class Node(_HookAPI):
     __slots__ = ("op", "attrs", "edges", "in_types", "saved_inputs", "saved_outputs", "versions",
                  "out_types", "seq", "_loc", "retained", "extra", "sig", "__weakref__")
 
+    def __new__(cls, op=None, *args, **kwargs):
+        # torch has a class per node kind (type(y.grad_fn).__name__ == "MulBackward0")
+        if cls is Node:
+            cls = _CLASS_OF_OP.get(op) or _op_class(op)
+        return object.__new__(cls)
+
     def __init__(self, op, attrs, edges, in_types, saved_inputs, saved_outputs, versions,
                  out_types, loc, sig=None):
         self.op = op
@@ -206,6 +228,42 @@ class Node(_HookAPI):
     def requires_grad(self) -> bool:
         return True
 
+    def __call__(self, *grads):
+        """Apply this node's backward to `grads` (one per output), eagerly: one gradient per
+        input, None for an input that does not require grad (torch's ``grad_fn(grad)``).
+        The result is recorded like any op when grad mode is on, as in torch.  Hooks of
+        the node are not run.
+
+        Raises:
+            RuntimeError: the saved values were freed by a backward pass, or the op has no
+                gradient.
+        """
+        op = self.op
+        if op.vjp is None or not callable(op.vjp):
+            raise RuntimeError(f"{self.name()}: this node has no backward formula to call")
+        if len(grads) != len(self.out_types):
+            raise TypeError(f"{self.name()}: expected {len(self.out_types)} gradient(s), one "
+                            f"per output, got {len(grads)}")
+        if self.saved_inputs is None or self.saved_outputs is None:
+            raise RuntimeError("Trying to backward through the graph a second time (or directly "
+                               "access saved tensors after they have already been freed). "
+                               "Specify retain_graph=True if you need to backward a second time.")
+        wrap = _tensor.Tensor
+        ins = [None if d is None else wrap(d) for d in self.saved_inputs]
+        outs = [None if d is None else wrap(d) for d in self.saved_outputs]
+        ct = grads[0] if len(grads) == 1 else tuple(grads)
+        frontend = _tensor._DISPATCH   # the eager op frontend is a builder the VJP rules accept
+        res = op.vjp(frontend, ct, *ins, *outs, **self.attrs)
+        out = []
+        for g, e, t in zip(res, self.edges, self.in_types):
+            if g is None or e is None:
+                out.append(None)
+                continue
+            if tuple(g.shape) != tuple(t.shape):
+                g = frontend.sum_to_size(g, tuple(t.shape))
+            out.append(g if g.dtype is t.dtype else g.to(t.dtype))
+        return tuple(out) if len(out) != 1 else out[0]   # torch: one input, one tensor
+
     def _fields_saved(self) -> dict:
         return HOOKS.saved_names(self)
 
@@ -229,6 +287,26 @@ class Node(_HookAPI):
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {hex(id(self))}>"
+
+
+_CLASSES: dict = {}      # torch node name -> its Node subclass
+_CLASS_OF_OP: dict = {}  # OpDef -> the Node subclass of its default name
+
+
+def node_class(name: str) -> type:
+    """The `Node` subclass named `name` (``MulBackward0``; ``CopySlices`` for
+    ``torch::autograd::CopySlices``), made once."""
+    cls = _CLASSES.get(name)
+    if cls is None:
+        short = name.rpartition("::")[2]
+        cls = _CLASSES[name] = type(short, (Node,), {"__slots__": (), "__module__": __name__,
+                                                     "__qualname__": short})
+    return cls
+
+
+def _op_class(op) -> type:
+    cls = _CLASS_OF_OP[op] = node_class(op.node_name or f"{_camel(op.name)}Backward0")
+    return cls
 
 
 class AccumulateGrad(_HookAPI):

@@ -5,6 +5,7 @@ tracegrad generator, `tg.manual_seed`), printing, `state_dict()` (parameters and
 persistent buffers) and `train()`/`eval()` behaviour.
 """
 from . import functional, init, utils
+from . import parallel  # noqa: F401  (nn.parallel.DistributedDataParallel, one process)
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from ..tensor import Parameter

@@ -21,6 +21,8 @@ from .._ops import (adaptive_avg_pool2d, avg_pool2d, binary_cross_entropy,
                     smooth_l1_loss, softmax, softplus, tanh)
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
+from .functional_spatial import (bilinear, dropout1d, dropout2d, dropout3d, fold,  # noqa: F401
+                                 interpolate, logsigmoid, pixel_shuffle, pixel_unshuffle, unfold)
 
 
 def _activation(name: str):
@@ -136,4 +138,7 @@ __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entr
            "leaky_relu", "linear", "log_softmax", "max_pool2d", "mish", "mse_loss", "nll_loss",
            "normalize", "one_hot", "pad", "relu", "relu6", "rms_norm",
            "scaled_dot_product_attention", "sigmoid", "silu", "smooth_l1_loss", "softmax",
-           "softplus", "tanh"]
+           "softplus", "tanh",
+           # functional_spatial.py
+           "bilinear", "dropout1d", "dropout2d", "dropout3d", "fold", "interpolate",
+           "logsigmoid", "pixel_shuffle", "pixel_unshuffle", "unfold"]

@@ -4,7 +4,7 @@ from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, Mish, ReLU,
 from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
-from .dropout import Dropout
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
@@ -17,6 +17,8 @@ from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBas
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 from .sparse import Embedding
+from .param_containers import ParameterDict, ParameterList
+from .spatial import Bilinear, PixelShuffle, PixelUnshuffle, Upsample
 
 __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
            "BatchNorm2d", "Conv1d", "Conv2d", "ConvTranspose2d", "CrossEntropyLoss", "Dropout",
@@ -26,6 +28,8 @@ __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "Ba
            "MultiheadAttention", "NLLLoss", "NonDynamicallyQuantizableLinear", "RMSNorm", "ReLU",
            "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh",
            "Unflatten",
+           "Bilinear", "Dropout1d", "Dropout2d", "Dropout3d", "ParameterDict", "ParameterList",
+           "PixelShuffle", "PixelUnshuffle", "Upsample",
            # recurrent and transformer layers (issue 16)
            "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",

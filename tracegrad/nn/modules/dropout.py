@@ -23,3 +23,35 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class _DropoutNd(Module):
+    _functional = None
+
+    def __init__(self, p: float = 0.5, inplace: bool = False):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):
+        return type(self)._functional(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(_DropoutNd):
+    """Zeroes whole channels of (N, C, L) / (C, L) input in training mode
+    (torch.nn.Dropout1d; `F.dropout1d`)."""
+    _functional = staticmethod(F.dropout1d)
+
+
+class Dropout2d(_DropoutNd):
+    """Zeroes whole channels of (N, C, H, W) / (C, H, W) input (torch.nn.Dropout2d)."""
+    _functional = staticmethod(F.dropout2d)
+
+
+class Dropout3d(_DropoutNd):
+    """Zeroes whole channels of (N, C, D, H, W) / (C, D, H, W) input (torch.nn.Dropout3d)."""
+    _functional = staticmethod(F.dropout3d)

@@ -1,0 +1,191 @@
+"""torch functions composed of registry ops: ``add``/``sub`` with `alpha`, ``broadcast_to``,
+``repeat_interleave``, ``trace``, ``select``, ``median``, ``isin``, ``logsigmoid``.
+
+Each is a composite of existing ops, so its gradient, tracing and jax lowering come from
+those ops; ``repeat_interleave`` with a tensor of repeats has a value-dependent shape and
+runs eagerly only (as `nonzero`).  Installed as ``tg.<name>`` and ``Tensor.<name>``.
+"""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+
+from tracegrad.ir import types as T
+
+from . import _ops
+from .tensor import Tensor, attach
+
+median_result = collections.namedtuple("median", ["values", "indices"])
+
+
+def _scaled(name: str, input, other, alpha):
+    if alpha == 1:
+        return other
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, complex)):
+        raise TypeError(f"{name}(): alpha must be a number, got {type(alpha).__name__}")
+    dt = input.dtype if isinstance(input, Tensor) else None
+    if dt is not None and dt.category in (T.INT, T.BOOL) and isinstance(alpha, float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    return other * alpha
+
+
+def add(input, other, *, alpha=1, out=None):
+    """``input + alpha * other`` (torch.add; `alpha` a number, a float one refused for integer
+    inputs with torch's message).  ``out=`` is refused (NotImplementedError)."""
+    _no_out("add", out)
+    return _ops.add(input, _scaled("add", input, other, alpha))
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """``input - alpha * other`` (torch.sub; see `add`)."""
+    _no_out("sub", out)
+    return _ops.sub(input, _scaled("sub", input, other, alpha))
+
+
+subtract = sub
+
+
+def _no_out(name: str, out) -> None:
+    if out is not None:
+        raise NotImplementedError(f"{name}(out=...) is not supported: tracegrad values are "
+                                  f"immutable; write `out.copy_({name}(...))` instead")
+
+
+def broadcast_to(input, size):
+    """`input` expanded to `size` (torch.broadcast_to; ``-1`` keeps a size): a view."""
+    return _ops.expand(input, tuple(size))
+
+
+def trace(input):
+    """The sum of the main diagonal of a 2-D tensor (torch.trace; integer inputs give int64).
+
+    Raises:
+        RuntimeError: `input` is not 2-D (torch's message).
+    """
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    return _ops.sum(_ops.diagonal(input))
+
+
+def select(input, dim: int, index: int):
+    """The slice of `input` at `index` along `dim`, that dim removed (torch.select): a view.
+
+    Raises:
+        IndexError: `index` out of range for that dim (torch's message).
+    """
+    d = dim + input.ndim if dim < 0 else dim
+    if not 0 <= d < input.ndim:
+        raise IndexError(f"select(): Dimension out of range (expected to be in range of "
+                         f"[{-input.ndim}, {input.ndim - 1}], but got {dim})")
+    n = input.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{input.shape} at dimension {dim}")
+    return _ops.squeeze(_ops.narrow(input, d, index % n, 1), d)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each element repeated (torch.repeat_interleave): `repeats` an int or a 1-D tensor (one
+    count per element along `dim`; `input` flattened when `dim` is None).
+    ``repeat_interleave(counts)`` alone gives ``[0]*counts[0] + [1]*counts[1] + ...``.
+
+    A tensor of repeats gives a value-dependent shape: eager only.
+
+    Raises:
+        RuntimeError: repeats of the wrong length or negative (torch's messages).
+    """
+    if repeats is None:   # torch.repeat_interleave(repeats)
+        counts = np.asarray(input.numpy())
+        if counts.ndim != 1:
+            raise RuntimeError("repeat_interleave: repeats must be 0-dim or 1-dim tensor")
+        return Tensor(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
+    if dim is None:
+        input, dim = _ops.reshape(input, (-1,)), 0
+    d = dim + input.ndim if dim < 0 else dim
+    n = input.shape[d]
+    if isinstance(repeats, Tensor) and repeats.numel() == 1 and repeats.ndim <= 1:
+        repeats = int(repeats.item())
+    if isinstance(repeats, int):
+        if repeats < 0:
+            raise RuntimeError("repeat_interleave: repeats can not be negative")
+        shape = input.shape
+        x = _ops.unsqueeze(input, d + 1)
+        x = _ops.expand(x, shape[:d + 1] + (repeats,) + shape[d + 1:])
+        return _ops.reshape(x, shape[:d] + (n * repeats,) + shape[d + 1:])
+    counts = np.asarray(repeats.numpy() if isinstance(repeats, Tensor) else repeats)
+    if counts.shape != (n,):
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {counts.size} and input.size({dim}) = {n}")
+    if (counts < 0).any():
+        raise RuntimeError("repeat_interleave: repeats can not be negative")
+    index = Tensor(np.repeat(np.arange(n, dtype=np.int64), counts))
+    return _ops.index_select(input, d, index)
+
+
+def median(input, dim=None, keepdim: bool = False):
+    """The lower median (torch.median): of all elements (a 0-d tensor), or along `dim` as
+    ``(values, indices)``; of an even count the smaller middle value, as torch."""
+    if dim is None:
+        flat = _ops.reshape(input, (-1,))
+        values, _ = _ops.sort(flat)
+        return _ops.squeeze(_ops.narrow(values, 0, (flat.shape[0] - 1) // 2, 1), 0)
+    d = dim + input.ndim if dim < 0 else dim
+    values, indices = _ops.sort(input, d)
+    k = (input.shape[d] - 1) // 2
+    values, indices = _ops.narrow(values, d, k, 1), _ops.narrow(indices, d, k, 1)
+    if not keepdim:
+        values, indices = _ops.squeeze(values, d), _ops.squeeze(indices, d)
+    return median_result(values, indices)
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False):
+    """For each element, whether it is in `test_elements` (a tensor or a number; torch.isin);
+    `invert` negates."""
+    if not isinstance(elements, Tensor):
+        elements = Tensor(np.asarray(elements))
+    if not isinstance(test_elements, Tensor):
+        test_elements = Tensor(np.asarray(test_elements))
+    flat = _ops.reshape(test_elements, (-1,))
+    hit = _ops.any(_ops.eq(_ops.unsqueeze(elements, -1), flat), -1)
+    return _ops.logical_not(hit) if invert else hit
+
+
+def logsigmoid(input):
+    """``log(sigmoid(x))`` as ``-softplus(-x)`` (torch.nn.functional.logsigmoid): finite for
+    large negative inputs where ``log(sigmoid(x))`` underflows to -inf."""
+    return _ops.neg(_ops.softplus(_ops.neg(input)))
+
+
+@attach
+class _SurfaceMethods:
+    def add(self, other, *, alpha=1):
+        return add(self, other, alpha=alpha)
+
+    def sub(self, other, *, alpha=1):
+        return sub(self, other, alpha=alpha)
+
+    subtract = sub
+
+    def broadcast_to(self, size):
+        return broadcast_to(self, size)
+
+    def trace(self):
+        return trace(self)
+
+    def select(self, dim, index):
+        return select(self, dim, index)
+
+    def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
+        return repeat_interleave(self, repeats, dim)
+
+    def median(self, dim=None, keepdim=False):
+        return median(self, dim, keepdim)
+
+    def isin(self, test_elements, *, assume_unique=False, invert=False):
+        return isin(self, test_elements, invert=invert)
+
+
+__all__ = ["add", "broadcast_to", "isin", "median", "repeat_interleave", "select", "sub",
+           "subtract", "trace"]
