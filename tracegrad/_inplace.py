@@ -50,13 +50,21 @@ class _InplaceMethods:
             mark = result.grad_fn.seq
         old = self._vc[0]
         owner = self if base is None else base
+        kept = owner.grad_fn   # the node the owner keeps when this write records none
         if base is None:
+            if grad_on and result.grad_fn is None and self._requires_grad:
+                result = _views.cut_history(self, result, name)
             self._assign(result)
         else:
-            base._assign(_views.write_through(self, result), track=not any(
-                op == "alias" for op, _ in self._view_ops), box=self._vc)
+            track = not any(op == "alias" for op, _ in self._view_ops)
+            new = _views.write_through(self, result)
+            if track and grad_on and new.grad_fn is None and base._requires_grad:
+                new = _views.cut_history(base, new, name)
+            base._assign(new, track=track, box=self._vc)
         if mark is not None and owner.grad_fn is not None:
             _views.rebase_saved_versions(owner.grad_fn, self._vc, old, self._vc[0], mark)
+        if kept is not None and owner.grad_fn is kept:   # an untracked write (no_grad)
+            _views.replace_output(kept, owner._out_index, owner._data)
         if owner._views:
             _views.refresh(owner)
         return self
@@ -98,7 +106,7 @@ class _InplaceMethods:
         return self._inplace(_ops.expand(_ops.convert(src, self.dtype), self.shape), "copy_")
 
     def zero_(self):
-        return self.fill_(0)
+        return self._inplace(_ops.full(self.shape, 0, self.dtype), "zero_")
 
     def fill_(self, value):
         return self._inplace(_ops.full(self.shape, value, self.dtype), "fill_")

@@ -20,9 +20,9 @@ from tracegrad.ir.builder import _PY_SCALARS, Frontend, py_number
 from tracegrad.ir.graph import Value
 
 from .. import _state, tensor as _tensor_module
-from ..tensor import Tensor, _new_tensor
+from ..tensor import Tensor
 from . import modes  # noqa: F401  (installs the thread's mode selector in _state)
-from .constants import CONSTANTS, SHARED_CONSTANT, shared_constant
+from .constants import CONSTANTS, SHARED_CONSTANT, scalar_tensor, shared_constant
 from .hooks import HOOKS
 from .tape import Node, _camel
 
@@ -82,7 +82,7 @@ class TensorFrontend(Frontend):
         t = shared_constant(value, dtype)
         if t._vc is not SHARED_CONSTANT or state["record_extras"]:
             # not shared while record-time extras run: saved-tensor pack hooks see operands
-            return _new_tensor(t._data, state["inference"])
+            return scalar_tensor(t._data, state["inference"])
         return t
 
     def run_plan(self, op, plan, operands):
@@ -102,7 +102,7 @@ class TensorFrontend(Frontend):
                 if t is None:
                     t = shared_constant(x if type(x) in _PY_SCALARS else py_number(x), dtype)
                     if t._vc is not SHARED_CONSTANT:
-                        t = _new_tensor(t._data, state["inference"])
+                        t = scalar_tensor(t._data, state["inference"])
                 operands[i] = t
         results = mode.apply(self, state, op, operands, plan.attrs, plan.out_types,
                              plan.in_types, plan)
