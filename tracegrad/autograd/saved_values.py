@@ -69,7 +69,7 @@ def _saved_tensor(nodes: list[Node], w: _Wiring, feed: Feed, unpacked=None) -> T
         return Tensor(data)
     if isinstance(edge[0], AccumulateGrad):
         v = edge[0].variable
-        if v._data is data:
+        if unpacked is None:   # the leaf itself (while tracing, its value is the lifted one)
             return v
         # the leaf's gradient edge under another value: ops read it as reading the leaf
         return Tensor(data, requires_grad=True, grad_fn=edge[0], out_index=0)
