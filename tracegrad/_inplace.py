@@ -8,6 +8,7 @@ through to their base (see _views.py).  Installed on `Tensor` (tensor.py
 from __future__ import annotations
 
 from . import _ops, _state, _views
+from .dispatch import view_meta
 from .dispatch.hooks import HOOKS
 from .dispatch.tape import next_mark
 from .tensor import Tensor, _wrap_like, attach
@@ -25,11 +26,16 @@ class _InplaceMethods:
         that produced `result`) belong to this in-place op; their saved copies
         of the old value stay valid (see `_views.rebase_saved_versions`).
         """
-        if getattr(self, "_inference", False) and not _state.local.inference:
+        local = _state.local
+        grad_on = local.grad_enabled
+        if view_meta.MARKS or view_meta.PACKING:   # views torch forbids writing to (rare)
+            owner = self if self._base is None else self._base
+            view_meta.check_packing(self, owner)
+            view_meta.check(self, owner, grad_on, local.inference)
+        if getattr(self, "_inference", False) and not local.inference:
             raise RuntimeError(f"{name}: Inplace update to inference tensor outside "
                                "InferenceMode is not allowed. You can make a clone to get a "
                                "normal tensor before doing inplace update.")
-        grad_on = _state.local.grad_enabled
         if self._requires_grad and self.grad_fn is None and grad_on:
             raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
                                "in-place operation.")

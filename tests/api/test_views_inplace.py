@@ -586,3 +586,116 @@ def test_compiled_writes_through_complex_views_equal_eager():
         rg = wrap(grads)(z)
         np.testing.assert_allclose(rg.numpy(), [2, 6])
         np.testing.assert_allclose(z.grad.numpy(), [2 + 2j, 6 + 2j])
+
+
+# ---- views torch forbids writing to (torch 2.13's messages) ---------------------------------
+
+_MULTI = ("is a view and is being modified inplace. This view is the output of a function that "
+          "returns multiple views. Such functions do not allow the output views to be modified "
+          "inplace. You should replace the inplace operation by an out-of-place one.")
+
+
+@pytest.mark.parametrize("split, sub, where", [
+    (lambda a: a.unbind(0), False, "Output 1 of Unbind"),
+    (lambda a: a.split(2), False, "Output 1 of Split"),
+    (lambda a: a.chunk(2), False, "Output 1 of Split"),
+    (lambda a: a.split(2), True, "Output 0 of Slice"),
+])
+def test_inplace_on_an_output_of_a_multi_view_function_raises(split, sub, where):
+    x = tg.ones(4, 2, requires_grad=True)
+    v = split(x * 1)[1]
+    if sub:
+        v = v[0:1]
+    with pytest.raises(RuntimeError) as e:
+        v.mul_(2)
+    assert str(e.value) == f"{where} {_MULTI}"
+
+
+def test_multi_view_outputs_of_a_tensor_without_grad_can_be_written():
+    # torch 2.13: no error when nothing requires grad
+    a = tg.ones(4, 2)
+    v = a.unbind(0)[0]
+    v.mul_(2)
+    np.testing.assert_array_equal(a.numpy()[0], [2, 2])
+
+
+def test_inplace_on_a_view_made_in_no_grad_raises_with_grad_on():
+    x = tg.ones(4, 2, requires_grad=True)
+    a = x * 1
+    with tg.no_grad():
+        v = a.view(8)
+        w = a[0]
+        w.mul_(2)                      # torch 2.13: fine inside no_grad
+    with pytest.raises(RuntimeError) as e:
+        v.mul_(2)
+    assert str(e.value) == (
+        "A view was created in no_grad mode and is being modified inplace with grad mode "
+        "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You "
+        "can clarify your code by moving both the view and the inplace either both inside the "
+        "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
+        "want the inplace to be tracked).")
+
+
+def test_inplace_on_a_view_made_in_inference_mode_raises_in_normal_mode():
+    x = tg.ones(4, 2, requires_grad=True)
+    with tg.inference_mode():
+        v = x[0]
+    with pytest.raises(RuntimeError) as e:
+        v.mul_(2)
+    assert str(e.value).startswith(
+        "A view was created in inference mode and is being modified inplace in normal mode. "
+        "Given that this use case is ambiguous and error-prone, it is forbidden.")
+
+
+class _ViewOut(tg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x[0:1]
+
+    @staticmethod
+    def backward(ctx, g):
+        return tg.cat([g, g * 0])
+
+
+class _Same(tg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+@pytest.mark.parametrize("fn", [_ViewOut, _Same])
+def test_inplace_on_a_view_made_inside_a_custom_function_raises(fn):
+    x = tg.ones(2, requires_grad=True)
+    y = fn.apply(x * 1)
+    with pytest.raises(RuntimeError) as e:
+        y.mul_(2)
+    assert str(e.value) == (
+        f"Output 0 of {fn.__name__} is a view and is being modified inplace. This view was "
+        "created inside a custom Function (or because an input was returned as-is) and the "
+        "autograd logic to handle view+inplace would override the custom backward associated "
+        "with the custom Function, leading to incorrect gradients. This behavior is forbidden. "
+        "You can fix this by cloning the output of the custom Function.")
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+def test_pack_hook_modifying_its_input_in_place_raises(leaf):
+    x = tg.ones(2, requires_grad=True)
+    a = x if leaf else x * 1
+
+    def pack(t):
+        with tg.no_grad():
+            t.add_(1)
+        return t
+
+    with tg.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        with pytest.raises(RuntimeError) as e:
+            a * a
+    assert str(e.value) == (
+        "A saved tensor pack hook is modifying its input in place. Tensors provided as input to "
+        "pack hook cannot be modified by in-place operations as this can lead to unexpected "
+        "side-effects. Please open an issue if you need to perform in-place operations on the "
+        "input to a pack hook.")

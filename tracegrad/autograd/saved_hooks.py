@@ -20,6 +20,7 @@ from tracegrad.ir.builder import Builder
 from tracegrad.ir.graph import Graph, Node as IRNode
 
 from .. import _state
+from ..dispatch import view_meta
 from ..dispatch.constants import is_scalar
 from ..dispatch.hooks import register
 from ..dispatch.tape import AccumulateGrad
@@ -215,7 +216,12 @@ def pack_node(node, operands: list, outs: list) -> None:
         for is_out, k in positions:
             if not is_out and is_scalar(operands[k]):   # torch saves a Python number as is
                 continue
-            packed = pack(outs[k] if is_out else operands[k])
+            t = outs[k] if is_out else operands[k]
+            view_meta.PACKING.append(t)   # an in-place change of t inside pack raises
+            try:
+                packed = pack(t)
+            finally:
+                view_meta.PACKING.pop()
             _store_packed(node, is_out, k, packed, unpack)
     finally:
         local.saved_hooks = stack
