@@ -8,6 +8,7 @@ through to their base (see _views.py).  Installed on `Tensor` (tensor.py
 from __future__ import annotations
 
 from . import _ops, _state, _views
+from .dispatch import view_meta
 from .dispatch.hooks import HOOKS
 from .dispatch.tape import next_mark
 from .tensor import Tensor, _wrap_like, attach
@@ -25,11 +26,16 @@ class _InplaceMethods:
         that produced `result`) belong to this in-place op; their saved copies
         of the old value stay valid (see `_views.rebase_saved_versions`).
         """
-        if getattr(self, "_inference", False) and not _state.local.inference:
+        local = _state.local
+        grad_on = local.grad_enabled
+        if view_meta.MARKS or view_meta.PACKING:   # views torch forbids writing to (rare)
+            owner = self if self._base is None else self._base
+            view_meta.check_packing(self, owner)
+            view_meta.check(self, owner, grad_on, local.inference)
+        if getattr(self, "_inference", False) and not local.inference:
             raise RuntimeError(f"{name}: Inplace update to inference tensor outside "
                                "InferenceMode is not allowed. You can make a clone to get a "
                                "normal tensor before doing inplace update.")
-        grad_on = _state.local.grad_enabled
         if self._requires_grad and self.grad_fn is None and grad_on:
             raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
                                "in-place operation.")
@@ -50,13 +56,21 @@ class _InplaceMethods:
             mark = result.grad_fn.seq
         old = self._vc[0]
         owner = self if base is None else base
+        kept = owner.grad_fn   # the node the owner keeps when this write records none
         if base is None:
+            if grad_on and result.grad_fn is None and self._requires_grad:
+                result = _views.cut_history(self, result, name)
             self._assign(result)
         else:
-            base._assign(_views.write_through(self, result), track=not any(
-                op == "alias" for op, _ in self._view_ops), box=self._vc)
+            track = not any(op == "alias" for op, _ in self._view_ops)
+            new = _views.write_through(self, result)
+            if track and grad_on and new.grad_fn is None and base._requires_grad:
+                new = _views.cut_history(base, new, name)
+            base._assign(new, track=track, box=self._vc)
         if mark is not None and owner.grad_fn is not None:
             _views.rebase_saved_versions(owner.grad_fn, self._vc, old, self._vc[0], mark)
+        if kept is not None and owner.grad_fn is kept:   # an untracked write (no_grad)
+            _views.replace_output(kept, owner._out_index, owner._data)
         if owner._views:
             _views.refresh(owner)
         return self
@@ -98,7 +112,7 @@ class _InplaceMethods:
         return self._inplace(_ops.expand(_ops.convert(src, self.dtype), self.shape), "copy_")
 
     def zero_(self):
-        return self.fill_(0)
+        return self._inplace(_ops.full(self.shape, 0, self.dtype), "zero_")
 
     def fill_(self, value):
         return self._inplace(_ops.full(self.shape, value, self.dtype), "fill_")

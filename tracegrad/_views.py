@@ -115,3 +115,32 @@ def rebase_saved_versions(root, box: list, old: int, new: int, mark: int) -> Non
         seen.add(id(n))
         n.versions = tuple((b, new) if b is box and v == old else (b, v) for b, v in n.versions)
         stack.extend(e[0] for e in n.edges if e is not None)
+
+
+def replace_output(node, index: int, value) -> None:
+    """An untracked in-place write (under ``no_grad``) to output `index` of `node`: the tensor
+    keeps `node` as its grad_fn (as torch) and later ops read `value`, so the tape's value of
+    that output becomes `value` and gradients pass through unchanged.  torch gets this for
+    free (the write changes the one buffer); with immutable arrays the node's saved output
+    is swapped.  The node's own version record of the output stays at the old version, so a
+    backward that needs the old output (``exp``'s result) raises torch's in-place error."""
+    saved = node.saved_outputs
+    if saved is None or not isinstance(node, Node):
+        return
+    node.saved_outputs = saved[:index] + (value,) + saved[index + 1:]
+
+
+# torch's node for an in-place op that overwrites every element with a value of no history
+_OVERWRITE_NAMES = {"fill_": "FillBackward2", "zero_": "ZeroBackward0",
+                    "copy_": "torch::autograd::CopyBackwards",
+                    "__setitem__": "torch::autograd::CopySlices"}
+
+
+def cut_history(old: Tensor, new: Tensor, name: str) -> Tensor:
+    """`new` (no history) as the value an in-place op `name` gave `old` (which requires
+    grad), with grad mode on: still a tensor that requires grad, whose gradient to `old` is
+    zero (torch: ``y = x + 2; y[0] = 2`` or ``y.fill_(2)`` gives x.grad 0).  A `where` with a
+    constant true condition: the value is `new` exactly, the gradient to `old` is 0."""
+    out = EAGER.call("where", True, new, old)
+    out.grad_fn._extra().name = _OVERWRITE_NAMES.get(name, "torch::autograd::CopySlices")
+    return out

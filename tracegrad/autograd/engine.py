@@ -124,11 +124,37 @@ def _root_cotangents(tensors, grad_tensors) -> list:
     return cts
 
 
-def _differentiate(roots, cts, targets, retain_graph, create_graph, nodes=None, w=None):
+def _ran(nodes: list[Node], w) -> list[Node]:
+    """The nodes a backward for `w`'s targets runs: those with a path to a target (torch's
+    engine executes only those).  One pass in recording order: producers come first."""
+    wanted_leaves = {r.leaf for r in w.targets if isinstance(r, LeafRef)}
+    wanted_nodes = {(r.node, r.output) for r in w.targets if isinstance(r, NodeRef)}
+    pos, leaf_pos = w.index, w.leaf_index
+    reach = [False] * len(nodes)
+    out = []
+    for i, n in enumerate(nodes):
+        for e in n.edges:
+            if e is None:
+                continue
+            j = pos.get(e[0])
+            if j is not None:
+                hit = reach[j] or (j, e[1]) in wanted_nodes
+            else:
+                hit = leaf_pos.get(e[0]) in wanted_leaves
+            if hit:
+                reach[i] = True
+                out.append(n)
+                break
+    return out
+
+
+def _differentiate(roots, cts, targets, retain_graph, create_graph, nodes=None, w=None,
+                   all_leaves=False):
     """Gradients of `roots` (with cotangents `cts`) for each of `targets` (None: unreached).
 
     ``nodes``, ``w``: `_collect(roots)` and its `_Wiring` (targets set) when the caller has
-    them already."""
+    them already; ``all_leaves``: the targets are every leaf (``backward()``), so every node
+    runs."""
     if nodes is None:
         nodes = _collect(roots)
     if w is None:
@@ -175,7 +201,9 @@ def _differentiate(roots, cts, targets, retain_graph, create_graph, nodes=None, 
         for i, g in zip(wanted, grads):
             results[i] = g
     if not retain_graph:
-        for n in nodes:
+        # torch frees the buffers of the nodes that ran: with every leaf wanted that is the whole
+        # tape; `grad(loss, [m0])` leaves the nodes off m0's paths (m1's) for `grad(loss, [m1])`
+        for n in (nodes if all_leaves else _ran(nodes, w)):
             n.saved_inputs = n.saved_outputs = None
             if n.op is CUSTOM_FUNCTION:   # ctx.save_for_backward's tensors go too, as in torch;
                 n._saved = ()             # kept, traced ones escaped tg.compile (a retrace)
@@ -242,7 +270,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         w = _Wiring(nodes, tensors, None)
         targets = _leaves_and_retained(nodes, tensors, w)
         w.set_targets(targets)
-    grads = _differentiate(tensors, cts, targets, retain_graph, create_graph, nodes, w)
+    grads = _differentiate(tensors, cts, targets, retain_graph, create_graph, nodes, w,
+                           all_leaves=inputs is None)
     leaf_hooks = graph_mod.LEAF_HOOKS_USED[0]
     for t, g in zip(targets, grads):
         if g is not None:

@@ -37,6 +37,7 @@ from tracegrad.ir.ops.host import CUSTOM_FUNCTION
 
 from .. import _state
 from .._ops import full, sum_to_size
+from ..dispatch import view_meta
 from ..dispatch.record import edge as _edge
 from ..tensor import Tensor
 from .anomaly import nan_error
@@ -266,6 +267,11 @@ def _apply(cls, args: tuple, ctx_out: list | None = None):
             o._requires_grad = True
             o.grad_fn = ctx
             o._out_index = k
+            orig = outputs[positions[k]]
+            if id(orig) not in dirty and (id(orig) in input_ids or orig._base is not None):
+                # a view made inside forward, or an input returned as is: torch forbids
+                # in-place ops on it (they would bypass the custom backward)
+                view_meta.mark(o, view_meta.CUSTOM, cls.__name__, k)
         else:
             o._requires_grad = False
         if id(o) in dirty:
@@ -292,7 +298,7 @@ def _save(ctx: BackwardCFunction, local) -> None:
         pack, unpack = local.saved_hooks[-1]
         stack, local.saved_hooks = local.saved_hooks, []
         try:
-            packed = [pack(t) if t is not None else None for t in saved]
+            packed = [_pack_one(pack, t) if t is not None else None for t in saved]
         finally:
             local.saved_hooks = stack
         ex = ctx._extra()
@@ -302,6 +308,15 @@ def _save(ctx: BackwardCFunction, local) -> None:
                 ex.packed[("ctx", j)] = (p, unpack)
         saved = tuple(PACKED if t is not None else None for t in saved)
     ctx._saved = saved
+
+
+def _pack_one(pack, t: Tensor):
+    """``pack(t)``, refusing in-place changes to `t` inside it (torch's error)."""
+    view_meta.PACKING.append(t)
+    try:
+        return pack(t)
+    finally:
+        view_meta.PACKING.pop()
 
 
 def _unpack(ctx: BackwardCFunction, j: int):

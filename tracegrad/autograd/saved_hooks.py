@@ -20,6 +20,8 @@ from tracegrad.ir.builder import Builder
 from tracegrad.ir.graph import Graph, Node as IRNode
 
 from .. import _state
+from ..dispatch import view_meta
+from ..dispatch.constants import is_scalar
 from ..dispatch.hooks import register
 from ..dispatch.tape import AccumulateGrad
 from ..tensor import Tensor
@@ -161,6 +163,13 @@ def saved_attribute(node, where: tuple, raw: bool):
         raise RuntimeError(_FREED)
     if src[k] is PACKED:
         return unpack_value(node, is_out, k)
+    box, seen = node.versions[k + (len(node.in_types) if is_out else 0)]
+    if box[0] != seen:   # torch's unpack checks the version, as backward does
+        t = node.out_types[k] if is_out else node.in_types[k]
+        raise RuntimeError(
+            f"one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{t}], which is {'output' if is_out else 'input'} {k} of "
+            f"{node.name()}, is at version {box[0]}; expected version {seen} instead.")
     return as_tensor(node, is_out, k, src[k])
 
 
@@ -205,7 +214,14 @@ def pack_node(node, operands: list, outs: list) -> None:
     local.saved_hooks = []   # ops inside a pack hook are not themselves packed
     try:
         for is_out, k in positions:
-            packed = pack(outs[k] if is_out else operands[k])
+            if not is_out and is_scalar(operands[k]):   # torch saves a Python number as is
+                continue
+            t = outs[k] if is_out else operands[k]
+            view_meta.PACKING.append(t)   # an in-place change of t inside pack raises
+            try:
+                packed = pack(t)
+            finally:
+                view_meta.PACKING.pop()
             _store_packed(node, is_out, k, packed, unpack)
     finally:
         local.saved_hooks = stack

@@ -53,9 +53,13 @@ def _saved_values(nodes: list[Node], prog: BackwardProgram) -> list:
     return out
 
 
-def _saved_tensor(nodes: list[Node], w: _Wiring, feed: Feed) -> Tensor:
-    """The saved value as a tensor connected to the tape (for differentiable backward)."""
-    data = _saved_value(nodes, feed)
+def _saved_tensor(nodes: list[Node], w: _Wiring, feed: Feed, unpacked=None) -> Tensor:
+    """The saved value as a tensor connected to the tape (for differentiable backward).
+
+    `unpacked`: an unpack hook's tensor standing for the value; as torch's SavedVariable,
+    its data is used with the original's place in the graph (its own history, e.g. the
+    pack hook's ``2 * t``, is not differentiated through)."""
+    data = _saved_value(nodes, feed) if unpacked is None else unpacked._data
     i, is_out, k, _ = feed
     n = nodes[i]
     if is_out:
@@ -64,7 +68,11 @@ def _saved_tensor(nodes: list[Node], w: _Wiring, feed: Feed) -> Tensor:
     if edge is None:
         return Tensor(data)
     if isinstance(edge[0], AccumulateGrad):
-        return edge[0].variable
+        v = edge[0].variable
+        if unpacked is None:   # the leaf itself (while tracing, its value is the lifted one)
+            return v
+        # the leaf's gradient edge under another value: ops read it as reading the leaf
+        return Tensor(data, requires_grad=True, grad_fn=edge[0], out_index=0)
     return Tensor(data, requires_grad=True, grad_fn=edge[0], out_index=edge[1])
 
 
@@ -100,7 +108,7 @@ def _saved_inputs(nodes: list[Node], w: _Wiring, prog: BackwardProgram, tensors:
     for j in order:
         v = _saved_packed(nodes, prog.feeds[j])
         if isinstance(v, Tensor):
-            values[j] = v if tensors else v._data
+            values[j] = _saved_tensor(nodes, w, prog.feeds[j], v) if tensors else v._data
         else:
             values[j] = _saved_tensor(nodes, w, prog.feeds[j]) if tensors else v
     return values

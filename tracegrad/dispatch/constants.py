@@ -7,6 +7,8 @@ copy (eager mode), so nothing ever writes into it.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from tracegrad.ir import types as T
@@ -33,7 +35,7 @@ def shared_constant(value, dtype: T.DType) -> Tensor:
         np_dtype = _NUMPY_DTYPE[dtype] = dtype.numpy
     data = np.asarray(value, dtype=np_dtype)
     if type(value) is complex or value != value or (value == 0 and type(value) is float):
-        return _new_tensor(data, False)   # not shared (its own version counter)
+        return scalar_tensor(data, False)   # not shared (its own version counter)
     data.flags.writeable = False
     t = _new_tensor(data, False)
     t._vc = SHARED_CONSTANT
@@ -41,3 +43,21 @@ def shared_constant(value, dtype: T.DType) -> Tensor:
         CONSTANTS.clear()
     CONSTANTS[key] = t
     return t
+
+
+# Unshared tensors made of Python numbers, by id (rare: complex/NaN/0.0 values, and every
+# scalar while saved-tensor hooks are active); weak, so they go with their tensors
+_SCALARS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def scalar_tensor(data, inference: bool) -> Tensor:
+    """A new (unshared) tensor of a Python number operand, known as one to `is_scalar`."""
+    t = _new_tensor(data, inference)
+    _SCALARS[id(t)] = t
+    return t
+
+
+def is_scalar(t: Tensor) -> bool:
+    """Was `t` made from a Python number operand (torch saves those as scalars, not tensors,
+    and saved-tensor hooks never see them)?"""
+    return t._vc is SHARED_CONSTANT or _SCALARS.get(id(t)) is t

@@ -20,9 +20,10 @@ from tracegrad.ir.builder import _PY_SCALARS, Frontend, py_number
 from tracegrad.ir.graph import Value
 
 from .. import _state, tensor as _tensor_module
-from ..tensor import Tensor, _new_tensor
+from ..tensor import Tensor
+from . import view_meta
 from . import modes  # noqa: F401  (installs the thread's mode selector in _state)
-from .constants import CONSTANTS, SHARED_CONSTANT, shared_constant
+from .constants import CONSTANTS, SHARED_CONSTANT, scalar_tensor, shared_constant
 from .hooks import HOOKS
 from .tape import Node, _camel
 
@@ -41,6 +42,14 @@ class TensorFrontend(Frontend):
         # composite names it last).  A node an operand already had (a decomposition
         # returning its input) and torch's special names (CopySlices) are kept
         outs = out if isinstance(out, tuple) else (out,)
+        if type(out) in (tuple, list) and out and all(
+                isinstance(t, Tensor) and t._base is not None for t in out):
+            # several views of the input (unbind, split, chunk): torch forbids writing to them
+            name = op.node_name[:-len("Backward0")] if op.node_name else _camel(op.name)
+            for i, t in enumerate(out):   # the innermost such composite names it (chunk: Split)
+                m = view_meta.mark_of(t)
+                if m is None or m[0] != view_meta.MULTI:
+                    view_meta.mark(t, view_meta.MULTI, name, i)
         mine = {id(x.grad_fn) for x in operands if isinstance(x, Tensor)}
         for t in outs:
             node = t.grad_fn if isinstance(t, Tensor) else None
@@ -82,7 +91,7 @@ class TensorFrontend(Frontend):
         t = shared_constant(value, dtype)
         if t._vc is not SHARED_CONSTANT or state["record_extras"]:
             # not shared while record-time extras run: saved-tensor pack hooks see operands
-            return _new_tensor(t._data, state["inference"])
+            return scalar_tensor(t._data, state["inference"])
         return t
 
     def run_plan(self, op, plan, operands):
@@ -102,7 +111,7 @@ class TensorFrontend(Frontend):
                 if t is None:
                     t = shared_constant(x if type(x) in _PY_SCALARS else py_number(x), dtype)
                     if t._vc is not SHARED_CONSTANT:
-                        t = _new_tensor(t._data, state["inference"])
+                        t = scalar_tensor(t._data, state["inference"])
                 operands[i] = t
         results = mode.apply(self, state, op, operands, plan.attrs, plan.out_types,
                              plan.in_types, plan)

@@ -26,6 +26,7 @@ from tracegrad.ir.registry import VIEW
 
 from .. import _state
 from ..tensor import Tensor, _new_tensor
+from . import view_meta
 from .constants import SHARED_CONSTANT
 from .kernels import KERNEL_ERRORS, as_arrays, kernel_error, nested_call, new_kernel_runner
 from .record import finish
@@ -132,6 +133,16 @@ def view_outputs(op, attrs: dict, src: Tensor, datas) -> list:
     if base._views is None:
         base._views = []
     base._views.extend(weakref.ref(o) for o in outs)
+    if view_meta.MARKS:   # a view of a view torch forbids writing to is one too
+        view_meta.inherit(src, outs, op.name)
+    local = _state.local
+    if local.inference:
+        if not getattr(base, "_inference", False):
+            for o in outs:
+                view_meta.mark(o, view_meta.INFERENCE)
+    elif not local.grad_enabled and base._requires_grad:
+        for o in outs:
+            view_meta.mark(o, view_meta.NO_GRAD)
     return outs
 
 
