@@ -443,7 +443,9 @@ defcomposite("stack", "*tensors: Tensor, dim=0", _stack, ref="torch.stack", flag
 
 
 # ---- naming for rematerialization policies ----------------------------------------
-defop("checkpoint_name", "input", attrs=(("name", ""),), flags=CHEAP | INTERNAL | COMPLEX,
+# the op passes/partition.py's save_names policy looks for (as HOST for host calls)
+CHECKPOINT_NAME = "checkpoint_name"
+defop(CHECKPOINT_NAME, "input", attrs=(("name", ""),), flags=CHEAP | INTERNAL | COMPLEX,
       infer=lambda types, *, name: types[0], ref="jax.ad_checkpoint.checkpoint_name",
       kernel=lambda xp, x, *, name: x,
       vjp=lambda b, ct, x, out, *, name: [ct], jvp=LINEAR,
