@@ -15,6 +15,14 @@ class TracegradError(Exception):
             self._located = True
         return self
 
+    def within(self, op: str) -> "TracegradError":
+        """Name the op the user called first when the error was raised by one of the ops
+        its decomposition emits (``floor_divide: fmod: shapes ... cannot broadcast``)."""
+        msg = self.args[0] if self.args and isinstance(self.args[0], str) else None
+        if msg is not None and not msg.startswith(f"{op}:") and not msg.startswith(f"{op}("):
+            self.args = (f"{op}: {msg}",) + self.args[1:]
+        return self
+
 
 class ShapeError(TracegradError, ValueError):
     """Operand shapes do not fit the op (broadcasting, matmul inner dims, reshape sizes).

@@ -24,7 +24,7 @@ from typing import Any, Callable, NamedTuple
 
 from . import types as T
 from .attr_kinds import AttrKind
-from .errors import DTypeError, IRError
+from .errors import DTypeError, IRError, TracegradError
 
 # Flags the passes and frontends read (never op names).
 ELEMENTWISE = 1 << 0   # output element i depends on input element i (after broadcasting)
@@ -136,6 +136,9 @@ class OpDef:
             value of `parent` after its view ``op(parent)`` took the value `child` (an
             in-place write through the view, tracegrad/_views.py), written with frontend
             ops; None: writing through such a view is not supported.
+        simplify: ``simplify(b, node, ins) -> Value | None``: an exact algebraic rewrite
+            of the op (``x * 1 -> x``, ``permute(permute(x))`` -> one permute) that
+            passes/simplify.py applies; builders of the common kinds in ir/ops/_rewrites.py.
     """
 
     name: str
@@ -158,6 +161,7 @@ class OpDef:
     fusion: Any = _DERIVED
     view_inverse: Callable | None = None
     attr_kinds: dict = field(default_factory=dict)
+    simplify: Callable | None = None
 
     def __post_init__(self):
         self.aten_name = self.aten_name or f"aten::{self.name}"
@@ -192,7 +196,7 @@ REGISTRY: dict[str, OpDef] = {}
 def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, kernel=None,
           vjp=None, canon=None, flags=0, kernels=None, decomp=None, ref="",
           promote_inputs=None, jvp=None, node_name="", autocast=None, aten_name="",
-          cost=None, fusion=_DERIVED, view_inverse=None) -> OpDef:
+          cost=None, fusion=_DERIVED, view_inverse=None, simplify=None) -> OpDef:
     """Declare and register an op; an incomplete declaration is rejected here."""
     if isinstance(inputs, str):
         inputs = tuple(s.strip() for s in inputs.split(",") if s.strip())
@@ -215,10 +219,12 @@ def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, ker
         raise IRError(f"op {name!r}: fusion must be a Fusion or None, got {fusion!r}")
     if view_inverse is not None and not (callable(view_inverse) and flags & VIEW):
         raise IRError(f"op {name!r}: view_inverse must be a rule, and only a VIEW op has one")
+    if simplify is not None and not callable(simplify):
+        raise IRError(f"op {name!r}: simplify must be a rule (ir/ops/_rewrites.py), got {simplify!r}")
     op = OpDef(name, inputs, attrs, infer, kernel, vjp, canon, flags,
                dict(kernels or {}), decomp, ref, promote_inputs, jvp=jvp, node_name=node_name,
                autocast=autocast, aten_name=aten_name, cost=cost, fusion=fusion,
-               view_inverse=view_inverse, attr_kinds=kinds)
+               view_inverse=view_inverse, attr_kinds=kinds, simplify=simplify)
     REGISTRY[name] = op
     return op
 
@@ -444,12 +450,17 @@ class CompositeDef(OpDef):
         Binds the call (torch's TypeErrors for missing/extra arguments), rejects complex
         tensors unless the op is flagged COMPLEX, calls
         ``decomp(ops, *inputs, **other_params)`` and hands the result to
-        ``ops.composite_result`` (which names the eager backward node).
+        ``ops.composite_result`` (which names the eager backward node).  An error an op
+        of the decomposition raises names this op first (`TracegradError.within`).
         """
         operands, params = bind(self, args, kwargs, self.trailing)
         if not self.flags & COMPLEX:
             ops._reject_complex(self, list(operands) + list(params.values()))
-        return ops.composite_result(self, operands, self.decomp(ops, *operands, **params))
+        try:
+            out = self.decomp(ops, *operands, **params)
+        except TracegradError as e:
+            raise e.within(self.name) from None
+        return ops.composite_result(self, operands, out)
 
 
 def _parse_params(name: str, spec: str) -> tuple[Param, ...]:

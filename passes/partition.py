@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from tracegrad.ir.graph import Graph, Node, Value
+from tracegrad.ir.ops.shape import CHECKPOINT_NAME
 from tracegrad.ir.registry import CHEAP, RANDOM, get
 
 from .autodiff import Joint
@@ -137,7 +138,7 @@ def _reason(v: Value, inputs, producer, policy, names) -> str:
     if id(v) in inputs:
         return "program input (kept anyway, costs nothing)"
     n = producer[id(v)]
-    if n.op == "checkpoint_name" and _named(n, policy, names):
+    if n.op == CHECKPOINT_NAME and _named(n, policy, names):
         return f"named {n.attrs['name']!r} by checkpoint_name"
     if not recomputable(n):
         return f"output of {n.op}, which is never recomputed"
@@ -174,7 +175,7 @@ def _min_cut(g, fwd_nodes, needed, inputs, producer, policy, names, recompute):
         n = producer.get(key)
         if n is not None and id(n) in recompute:
             net.add_edge(vin(v), vout(v))                      # infinite: never saved
-        elif n is not None and n.op == "checkpoint_name" and _named(n, policy, names):
+        elif n is not None and n.op == CHECKPOINT_NAME and _named(n, policy, names):
             net.add_edge(vin(v), vout(v), capacity=0)
         elif key in inputs:   # kept anyway; under save_names a named value wins a tie with it
             net.add_edge(vin(v), vout(v), capacity=1 if policy == "save_names" else 0)

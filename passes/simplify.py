@@ -1,10 +1,11 @@
 """Simplify: fold the no-op patterns autodiff leaves behind, and uniform constants.
 
 Rules (each exact: no gradient changes, NaN/inf behaviour kept):
-- ``x + 0``, ``x - 0``, ``x * 1``, ``x / 1`` where the constant does not
-  change the shape or dtype -> ``x``;  ``neg(neg(x))`` -> ``x``;
-- identity reshape / permute / expand / convert / slice, and sum over no dims -> ``x``;
-  ``reshape(reshape(x))`` -> one reshape; ``permute(permute(x))`` -> one permute;
+- each op's own algebra, declared with the op (`OpDef.simplify`, builders in
+  ir/ops/_rewrites.py): ``x + 0``, ``x * 1`` ... -> ``x`` where the constant changes
+  neither shape nor dtype; ``neg(neg(x))`` -> ``x``; identity reshape / permute /
+  expand / convert / slice and sum over no dims -> ``x``; ``reshape(reshape(x))`` and
+  ``permute(permute(x))`` -> one op;
 - an elementwise op whose inputs are all uniform constants (`full`) ->
   one `full` holding the value the kernel computes (constant folding).
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from tracegrad.ir.builder import Builder
 from tracegrad.ir.graph import Graph, Node, Value
+from tracegrad.ir.ops.creation import constant_value
 from tracegrad.ir.registry import ELEMENTWISE, RANDOM, get
 
 from .rewrite import rewrite
@@ -29,44 +31,17 @@ class SimplifyReport:
     removed: int
 
 
-def _const(v: Value):
-    """The fill value when `v` is produced by `full`, else None."""
-    n = v.node
-    return n.attrs["fill_value"] if n is not None and n.op == "full" else None
-
-
-def _same_type(a: Value, b: Value) -> bool:
-    return a.type == b.type
-
-
 def _rule(b: Builder, n: Node, ins: list) -> Value | None:
-    op, out = n.op, n.outputs[0]
-    if op in ("add", "sub") and _const(ins[1]) == 0 and _same_type(ins[0], out):
-        return ins[0]
-    if op == "add" and _const(ins[0]) == 0 and _same_type(ins[1], out):
-        return ins[1]
-    if op in ("mul", "div") and _const(ins[1]) == 1 and _same_type(ins[0], out):
-        return ins[0]
-    if op == "mul" and _const(ins[0]) == 1 and _same_type(ins[1], out):
-        return ins[1]
-    if op == "neg" and ins[0].node is not None and ins[0].node.op == "neg":
-        return ins[0].node.inputs[0]
-    if op in ("reshape", "expand", "convert", "slice") and _same_type(ins[0], out):
-        return ins[0]
-    if op == "permute" and n.attrs["dims"] == tuple(range(len(n.attrs["dims"]))):
-        return ins[0]
-    if op == "sum" and not n.attrs["dim"] and _same_type(ins[0], out):
-        return ins[0]
-    src = ins[0].node if ins else None
-    if op == "reshape" and src is not None and src.op == "reshape":
-        return b.reshape(src.inputs[0], n.attrs["shape"])
-    if op == "permute" and src is not None and src.op == "permute":
-        inner, outer = src.attrs["dims"], n.attrs["dims"]
-        return b.permute(src.inputs[0], tuple(inner[d] for d in outer))
-    opdef = get(op)
+    opdef = get(n.op)
+    if opdef.simplify is not None:          # the op's own algebra (OpDef.simplify)
+        v = opdef.simplify(b, n, ins)
+        if v is not None:
+            return v
+    values = [constant_value(v) for v in ins]
     if (opdef.flags & ELEMENTWISE and not opdef.flags & RANDOM and ins
-            and all(_const(v) is not None for v in ins)):
-        scalars = [np.full((), _const(v), v.dtype.numpy) for v in ins]
+            and all(c is not None for c in values)):
+        out = n.outputs[0]
+        scalars = [np.full((), c, v.dtype.numpy) for c, v in zip(values, ins)]
         with np.errstate(all="ignore"):
             value = np.asarray(opdef.kernel(np, *scalars, **n.attrs)).item()
         return b.full(out.shape, value, out.dtype)

@@ -82,16 +82,6 @@ def _as_matrix_batch(b, v):
     return b.reshape(v, tuple(v.shape) + (1, 1))
 
 
-def _is_zero(ct) -> bool:
-    """A cotangent the autodiff pass filled with zeros (an unused output of a multi-output op).
-
-    eigh/svd skip the terms of such a cotangent: they would be 0 * inf at repeated
-    eigenvalues / singular values, where torch leaves the term out (undefined gradient).
-    """
-    node = getattr(ct, "node", None)
-    return node is not None and node.op == "full" and node.attrs.get("fill_value") == 0
-
-
 def _require_float(name: str, t: T.TensorType, low_precision=False) -> None:
     if not t.dtype.is_floating_point:
         raise DTypeError(f"{name}: Expected a floating point tensor as input. Got {t}")

@@ -12,6 +12,7 @@ from ..registry import (AUTOCAST_FP32, AUTOCAST_PROMOTE, CHEAP, COMPLEX, ELEMENT
                         LINEAR, NONDIFF, PROMOTE, TO_FLOAT, defcomposite, defop)
 from ._common import broadcast_infer, div_conj, mul_conj, require_float
 from ._common import tangent_sum, tmul
+from ._rewrites import identity_element
 from .unary import check_operand, require_integral, scalar
 
 EW = ELEMENTWISE | CHEAP | PROMOTE
@@ -42,19 +43,21 @@ def _no_bool(name, t):
 # The autodiff pass reduces each cotangent to its input's shape (sum over
 # broadcast dims), so rules here are written at the broadcast output shape.
 _binary("add", lambda xp, x, y: xp.add(x, y), lambda b, ct, x, y, out: [ct, ct], flags=CEW,
-        jvp=LINEAR)
+        jvp=LINEAR, simplify=identity_element(0))
 _binary("sub", lambda xp, x, y: xp.subtract(x, y), lambda b, ct, x, y, out: [ct, b.neg(ct)],
-        flags=CEW, jvp=LINEAR)
+        flags=CEW, jvp=LINEAR, simplify=identity_element(0, left=False))
 # rsub(x, y) = y - x: lets rules write "1 - x" without a constant tensor.
 _binary("rsub", lambda xp, x, y: xp.subtract(y, x), lambda b, ct, x, y, out: [b.neg(ct), ct],
         flags=CEW, jvp=LINEAR)
 _binary("mul", lambda xp, x, y: xp.multiply(x, y),
         lambda b, ct, x, y, out: [mul_conj(b, ct, y), mul_conj(b, ct, x)], flags=CEW,
-        jvp=lambda b, t, x, y, out: tangent_sum(b, tmul(b, t[0], y), tmul(b, t[1], x)))
+        jvp=lambda b, t, x, y, out: tangent_sum(b, tmul(b, t[0], y), tmul(b, t[1], x)),
+        simplify=identity_element(1))
 _binary("div", lambda xp, x, y: xp.true_divide(x, y),
         lambda b, ct, x, y, out: [div_conj(b, ct, y), b.neg(div_conj(b, mul_conj(b, ct, out), y))],
         flags=CEW | TO_FLOAT,
-        jvp=lambda b, t, x, y, out: b.div(tangent_sum(b, t[0], tmul(b, t[1], b.neg(out))), y))
+        jvp=lambda b, t, x, y, out: b.div(tangent_sum(b, t[0], tmul(b, t[1], b.neg(out))), y),
+        simplify=identity_element(1, left=False))
 
 
 def _pow_vjp(b, ct, x, y, out):

@@ -38,3 +38,21 @@ defop("arange", (), attrs=(("start", 0, K.FLOAT), ("end", REQUIRED, K.FLOAT), ("
       infer=_arange_infer, flags=CREATION | CHEAP | INTERNAL, ref="torch.arange",
       kernel=lambda xp, *, start, end, step, dtype: xp.arange(start, end, step, dtype=dtype.numpy),
       vjp=lambda b, ct, out, **_: [])
+
+
+def constant_value(v):
+    """The fill value when IR value `v` is produced by `full` (a uniform constant), else None.
+
+    The one test of "this value is a constant" that passes and VJP rules read
+    (simplify's identity rules and constant folding, the zeros autodiff materializes
+    for an output no gradient reached).
+    """
+    n = getattr(v, "node", None)
+    return n.attrs["fill_value"] if n is not None and n.op == "full" else None
+
+
+def is_zero(v) -> bool:
+    """`v` is a `full` of zeros: how the autodiff pass fills the cotangent of an output
+    no gradient reached (torch leaves it undefined)."""
+    value = constant_value(v)
+    return value is not None and value == 0

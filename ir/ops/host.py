@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from .. import attr_kinds as K
 from ..registry import COMPLEX, INTERNAL, NONDIFF, REQUIRED, defop, get
+from .creation import is_zero   # the zeros autodiff makes for an output no gradient reached
 
 
 HOST = "host_call"
@@ -56,12 +57,6 @@ def host(b, values: list, *, kind: str, node: int, index: int = 0, mask: tuple =
                   out_types=tuple(out_types))
 
 
-def materialized_zero(v) -> bool:
-    """The zeros the autodiff pass makes for an output no gradient reached (torch: None)."""
-    n = v.node
-    return n is not None and n.op == "full" and n.attrs.get("fill_value") == 0 and not n.inputs
-
-
 def _tensor_hooks_vjp(b, ct, x, out, *, node, index, leaf):
     return host(b, [ct], kind="leaf" if leaf else "tensor", node=node, index=index,
                 out_types=(x.type,))
@@ -72,7 +67,7 @@ def _node_hooks_vjp(b, ct, *values, node, op, op_attrs, out_types, needs, pre, p
     ins, outs = values[:len(values) - n_out], values[len(values) - n_out:]
     cts = list(ct) if n_out > 1 else [ct]
     if pre:
-        cts = host(b, cts, kind="pre", node=node, mask=tuple(not materialized_zero(c) for c in cts),
+        cts = host(b, cts, kind="pre", node=node, mask=tuple(not is_zero(c) for c in cts),
                    out_types=tuple(c.type for c in cts))
     grads = get(op).vjp(b, cts[0] if n_out == 1 else tuple(cts), *ins, *outs, **dict(op_attrs))
     if not post:
@@ -113,7 +108,7 @@ def _custom_vjp(b, ct, *values, name, node, out_types):
     n_out = len(out_types)
     ins = values[:len(values) - n_out]
     cts = list(ct) if n_out > 1 else [ct]
-    defined = tuple(t.dtype.is_differentiable and not materialized_zero(c)
+    defined = tuple(t.dtype.is_differentiable and not is_zero(c)
                     for c, t in zip(cts, out_types))
     wanted = [i for i, x in enumerate(ins) if x.dtype.is_differentiable]
     res = host(b, [c for c, d in zip(cts, defined) if d], kind="custom", node=node, mask=defined,

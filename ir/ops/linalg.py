@@ -17,8 +17,12 @@ from ..errors import DTypeError, LinAlgError, ShapeError
 from ..registry import AUTOCAST_FP32, COMPLEX, INTERNAL, REQUIRED, defcomposite, defop
 from ._cost import FACTORIZATION
 from ._common import mul_conj
+# eigh/svd skip the terms of a cotangent the autodiff pass filled with zeros (an unused
+# output): they would be 0 * inf at repeated eigenvalues / singular values, where torch
+# leaves the term out (undefined gradient).
+from .creation import is_zero
 from ._matrix import (_ty, _fail, _need_tensors, _same_dtype, _mm, _eye_mask, _eye, _tril,
-                      _diag_embed, _narrow, _as_matrix_batch, _is_zero, _mT, _mH, _require_matrix)
+                      _diag_embed, _narrow, _as_matrix_batch, _mT, _mH, _require_matrix)
 
 
 # ---- torch.linalg: type inference and kernels ----------------------------------------------
@@ -126,7 +130,7 @@ def _slogdet_vjp(b, ct, a, sign, logabsdet):
     # which puts -i Im(conj(g_sign) sign) into g (torch slogdet_backward).
     g_sign, g = ct
     if a.dtype.is_complex:
-        if _is_zero(g_sign):
+        if is_zero(g_sign):
             g = b.convert(g, a.dtype)
         else:
             g = b.complex(g, b.neg(b.imag(b.mul(b.conj(g_sign), sign))))
@@ -210,7 +214,7 @@ def _eigh_vjp(b, ct, a, w, v, *, UPLO):
     # phases (Im diag(V^H gV) != 0) has no gradient, and the backward raises, as torch's.
     gw, gv = ct
     inner = _diag_embed(b, gw)
-    if not _is_zero(gv):
+    if not is_zero(gv):
         vhg = _mm(b, _mH(b, v), gv)
         inner = b.add(inner, b.mul(_skew_over(b, vhg, _gaps(b, w)), 0.5))
         if v.dtype.is_complex:
@@ -231,7 +235,7 @@ def _svd_vjp(b, ct, a, u, s, vh, *, full_matrices):
     gu, gs, gvh = ct
     m, n = a.shape[-2:]
     k = min(m, n)
-    use_u, use_v = not _is_zero(gu), not _is_zero(gvh)
+    use_u, use_v = not is_zero(gu), not is_zero(gvh)
     if u.shape[-1] != k:
         u, gu = _narrow(b, u, -1, 0, k), _narrow(b, gu, -1, 0, k)
     if vh.shape[-2] != k:

@@ -56,10 +56,15 @@ def _sum_kernel(xp, x, *, dim, keepdim):
     return xp.sum(x, axis=dim, keepdims=keepdim, dtype=_np_dtype(x, None))
 
 
+def _sum_over_no_dims(b, n, ins):
+    """A sum over no dims keeping the type is the identity."""
+    return ins[0] if not n.attrs["dim"] and ins[0].type == n.outputs[0].type else None
+
+
 defop("sum", "input", attrs=(("dim", None, K.DIMS_OPT), ("keepdim", False, K.BOOL)), canon=canon_reduce("sum"),
       infer=_sum_infer, kernel=_sum_kernel, flags=RED | COMPLEX, ref="torch.sum",
       vjp=lambda b, ct, x, out, *, dim, keepdim: [_unreduce(b, ct, x, dim, keepdim)], jvp=LINEAR,
-      fusion=Fusion.REDUCE_SUM, autocast={"cuda": AUTOCAST_FP32})
+      fusion=Fusion.REDUCE_SUM, autocast={"cuda": AUTOCAST_FP32}, simplify=_sum_over_no_dims)
 
 
 # ---- prod ---------------------------------------------------------------------

@@ -13,6 +13,7 @@ from ..errors import ShapeError
 from ..registry import (AUTOCAST_PROMOTE, CHEAP, COMPLEX, INTERNAL, LINEAR, NONDIFF, PROMOTE,
                         VIEW, Fusion, defcomposite, defop)
 from ._common import as_shape, fmt_types, norm_dim
+from ._rewrites import first_of, same_type_identity
 from .index import located, write_at
 
 SHAPE = VIEW | CHEAP | COMPLEX   # every shape op also moves complex64/complex128 values
@@ -64,11 +65,19 @@ def _canon_reshape(types, *, shape):
     return {"shape": shape}
 
 
+def _reshape_twice(b, n, ins):
+    """``reshape(reshape(x))`` -> one reshape."""
+    src = ins[0].node
+    if src is not None and src.op == "reshape":
+        return b.reshape(src.inputs[0], n.attrs["shape"])
+    return None
+
+
 defop("reshape", "input", attrs=(("shape", None, K.SHAPE),), canon=_canon_reshape, flags=SHAPE,
       infer=lambda types, *, shape: T.TensorType(shape, types[0].dtype), ref="torch.reshape",
       kernel=lambda xp, x, *, shape: xp.reshape(x, shape),
       vjp=lambda b, ct, x, out, *, shape: [b.reshape(ct, x.shape)], jvp=LINEAR,
-      view_inverse=_reshape_inverse)
+      view_inverse=_reshape_inverse, simplify=first_of(same_type_identity, _reshape_twice))
 
 defcomposite("view", "input: Tensor, shape=None", lambda ops, x, shape: ops.reshape(x, shape),
              ref="torch.Tensor.view", flags=COMPLEX)
@@ -90,12 +99,24 @@ def _permute_vjp(b, ct, x, out, *, dims):
     return [b.permute(ct, tuple(inverse))]
 
 
+def _simplify_permute(b, n, ins):
+    """The identity permutation -> x; ``permute(permute(x))`` -> one permute."""
+    dims = n.attrs["dims"]
+    if dims == tuple(range(len(dims))):
+        return ins[0]
+    src = ins[0].node
+    if src is not None and src.op == "permute":
+        inner = src.attrs["dims"]
+        return b.permute(src.inputs[0], tuple(inner[d] for d in dims))
+    return None
+
+
 defop("permute", "input", attrs=(("dims", None, K.DIMS_OPT),), canon=_canon_permute, flags=SHAPE,
       infer=lambda types, *, dims: T.TensorType(tuple(types[0].shape[d] for d in dims),
                                                 types[0].dtype),
       kernel=lambda xp, x, *, dims: xp.transpose(x, dims), vjp=_permute_vjp, ref="torch.permute",
       jvp=LINEAR,
-      view_inverse=_permute_inverse)
+      view_inverse=_permute_inverse, simplify=_simplify_permute)
 
 
 def _transpose(ops, x, dim0, dim1):
@@ -138,7 +159,7 @@ defop("expand", "input", attrs=(("size", None, K.SHAPE),), canon=_canon_expand, 
       kernel=lambda xp, x, *, size: xp.broadcast_to(x, size),
       vjp=lambda b, ct, x, out, *, size: [b.sum_to_size(ct, x.shape)], jvp=LINEAR,
       fusion=Fusion.BROADCAST,
-      view_inverse=_expand_inverse)
+      view_inverse=_expand_inverse, simplify=same_type_identity)
 
 
 # ---- squeeze / unsqueeze / flatten (reshape composites) ---------------------
@@ -234,7 +255,7 @@ defop("slice", "input", attrs=(("starts", None, K.INTS), ("stops", None, K.INTS)
       infer=_slice_infer, flags=SHAPE | INTERNAL, ref="torch.Tensor.__getitem__ (slices)",
       kernel=lambda xp, x, *, starts, stops, steps: x[_slices(starts, stops, steps)],
       vjp=lambda b, ct, x, out, **a: [b.slice_backward(ct, x.shape, **a)], jvp=LINEAR,
-      view_inverse=_slice_inverse)
+      view_inverse=_slice_inverse, simplify=same_type_identity)
 
 
 def _slice_backward_np(xp, ct, *, shape, starts, stops, steps):
@@ -435,7 +456,9 @@ defcomposite("stack", "*tensors: Tensor, dim=0", _stack, ref="torch.stack", flag
 
 
 # ---- naming for rematerialization policies ----------------------------------------
-defop("checkpoint_name", "input", attrs=(("name", "", K.STRING),), flags=CHEAP | INTERNAL | COMPLEX,
+# the op passes/partition.py's save_names policy looks for (as HOST for host calls)
+CHECKPOINT_NAME = "checkpoint_name"
+defop(CHECKPOINT_NAME, "input", attrs=(("name", "", K.STRING),), flags=CHEAP | INTERNAL | COMPLEX,
       infer=lambda types, *, name: types[0], ref="jax.ad_checkpoint.checkpoint_name",
       kernel=lambda xp, x, *, name: x,
       vjp=lambda b, ct, x, out, *, name: [ct], jvp=LINEAR,

@@ -11,6 +11,7 @@ from ..errors import DTypeError
 from ..registry import (AUTOCAST_FP32, CHEAP, COMPLEX, ELEMENTWISE, INTERNAL, LINEAR, NONDIFF,
                         TO_FLOAT, defcomposite, defop)
 from ._common import div_conj, mul_conj, require_float, same_as_first
+from ._rewrites import involution, same_type_identity
 
 EW = ELEMENTWISE | CHEAP
 CEW = EW | COMPLEX   # elementwise ops that also take complex64/complex128
@@ -66,7 +67,7 @@ def _unary(name, kernel, vjp, infer=same_as_first, flags=CEW | TO_FLOAT, attrs=(
 
 defop("neg", "input", infer=_no_bool("neg"), flags=CEW, ref="torch.neg",
       kernel=lambda xp, x: xp.negative(x),
-      vjp=lambda b, ct, x, out: [b.neg(ct)], jvp=LINEAR)
+      vjp=lambda b, ct, x, out: [b.neg(ct)], jvp=LINEAR, simplify=involution)
 
 # Complex inputs: each rule multiplies by the conjugate derivative (mul_conj / div_conj),
 # torch's convention; for real dtypes those are plain mul / div.
@@ -424,7 +425,7 @@ defop("convert", "input", attrs=(("dtype", None, K.DTYPE_OPT),), flags=CEW | INT
       canon=_convert_canon,
       infer=_convert_infer, ref="torch.Tensor.to(dtype)",
       kernel=_convert_kernel, vjp=_convert_vjp, jvp=LINEAR,
-      aten_name="aten::_to_copy")
+      aten_name="aten::_to_copy", simplify=same_type_identity)
 
 defop("logical_not", "input", infer=bool_out, flags=CEW, ref="torch.logical_not",
       kernel=lambda xp, x: xp.logical_not(x), vjp=NONDIFF)

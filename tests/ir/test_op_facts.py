@@ -20,6 +20,7 @@ _ok = dict(infer=lambda types: types[0], kernel=lambda xp, x: x, vjp=NONDIFF)
     ({"cost": Cost("matmul", 3)}, "cost must be a Cost"),
     ({"fusion": "ew"}, "fusion must be a Fusion or None"),
     ({"view_inverse": lambda ops, parent, child: child}, "only a VIEW op has one"),
+    ({"simplify": "identity"}, "simplify must be a rule"),
 ])
 def test_bad_facts_are_rejected_at_declaration(kw, match):
     with pytest.raises(IRError, match=match):
@@ -81,3 +82,21 @@ def test_view_inverse_writes_back_through_views():
     np.testing.assert_allclose(m.numpy(), np.eye(2))
     with pytest.raises(RuntimeError, match="expanded view"):
         tg.zeros(1).expand(3).add_(1)
+
+
+def test_simplify_rules_are_declared_by_their_ops():
+    """passes/simplify.py keys no rule by op name: each op's algebra is its declaration's."""
+    declared = {name for name, op in REGISTRY.items() if getattr(op, "simplify", None)}
+    assert {"add", "sub", "mul", "div", "neg", "reshape", "permute", "expand", "convert",
+            "slice", "sum"} <= declared
+    assert "rsub" not in declared and "pow" not in declared   # 0 - x and x ** 1: no rule
+
+
+def test_an_error_inside_a_decomposition_names_the_op_the_user_called():
+    a, b = tg.ones(3, 4), tg.ones(5)
+    with pytest.raises(ValueError) as info:
+        tg.floor_divide(a, b)     # decomposes into fmod, sub, div: fmod's broadcast fails
+    msg = str(info.value)
+    assert msg.startswith("floor_divide: ") and "f32[3,4]" in msg and "f32[5]" in msg
+    assert "test_op_facts.py" in msg   # the user's line, once
+    assert msg.count("\n  at ") == 1

@@ -72,8 +72,9 @@ from ..tensor import Tensor
 from . import sharding
 from .backward_plan import BackwardPlan
 from .guards import GuardFailure, describe_key_change, lifted_failure, lifted_guard
+from .scalar_guards import ScalarGuards, lifting, own_step_optimizers
 from .programs import describe
-from .trace import GradWrite, TraceResult, Tracer
+from .trace import _STATEFUL, GradWrite, TraceResult, Tracer
 
 log = logging.getLogger("tracegrad.compile")
 LIVE: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()   # tests round-trip their programs
@@ -393,6 +394,8 @@ class CompiledFunction:
         tracer = Tracer(self.__name__)
         arg_values = []
         broke = None
+        optimizers = own_step_optimizers(list(_STATEFUL))
+        numbers_before = ScalarGuards.collect(self.fn, optimizers=optimizers)
         _state.local.tracer = tracer
         try:
             for t in tensors:
@@ -412,9 +415,19 @@ class CompiledFunction:
         if broke is not None:
             return self._graph_break(tracer, len(tensors), broke)
         self.traces += 1
+        tr.guards.append(self._scalar_guards(tr, tracer, numbers_before, optimizers))
         tr.graph, tr.passes = optimize_program(tr.graph)   # prune -> simplify -> cse -> prune
         verify(tr.graph)
         return Entry(tr, executor, self.options)
+
+    def _scalar_guards(self, tr, tracer, before: ScalarGuards, optimizers) -> ScalarGuards:
+        """The Python numbers the program may have baked in, each still as the trace read
+        it (compiler/scalar_guards.py): the function's globals and closure, the traced
+        modules' attributes, the param groups of hand-written optimizers it stepped."""
+        modules = [m for m, _ in tracer.module_numbers]
+        after = ScalarGuards.collect(self.fn, modules,
+                                     lifting(optimizers, {id(lf.tensor) for lf in tr.lifted}))
+        return (before + ScalarGuards.of_modules(tracer.module_numbers)).unchanged_in(after)
 
     def _graph_break(self, tracer: Tracer, n_args: int, reason: str) -> _EagerEntry:
         """The entry that runs calls eagerly, once the abandoned trace left no traced state."""

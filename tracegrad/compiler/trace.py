@@ -36,6 +36,7 @@ from tracegrad.ir.graph import Graph, Node, Value
 
 from .. import _state
 from .._views import refresh
+from .scalar_guards import is_number
 from ..tensor import Tensor
 
 
@@ -130,6 +131,7 @@ class Tracer:
         self.created_refs: dict[int, weakref.ref] = {}
         self.grad_touched: dict[int, tuple[Tensor, object]] = {}   # id -> (tensor, grad at entry)
         self.modules: dict[int, tuple] = {}   # id -> (weakref to an nn.Module run, its .training)
+        self.module_numbers: list = []        # (module, its numeric attributes before it ran)
         self.recompute: set[int] = set()      # ids of nodes inside tg.utils.checkpoint regions
         self.guards: dict = {}                # key -> check() (see `guard`)
         self.snapshots = [_snapshot(o) for o in list(_STATEFUL)]   # for `abandon`
@@ -138,6 +140,9 @@ class Tracer:
     def module_used(self, m) -> None:
         if id(m) not in self.modules:
             self.modules[id(m)] = (weakref.ref(m), m.training)
+            # the numbers its forward may bake in (Dropout.p, eps): compiler/scalar_guards.py
+            self.module_numbers.append((m, {k: v for k, v in vars(m).items()
+                                            if k != "training" and is_number(v)}))
 
     def guard(self, key, check) -> None:
         """Have every cached call first run `check()` -> None, or the reason the program is

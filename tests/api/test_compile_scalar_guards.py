@@ -1,0 +1,100 @@
+"""tg.compile guards the Python numbers a trace baked in (issue 15: silently stale values).
+
+Expected values: the same programs under torch 2.13 eager (and plain arithmetic):
+a hand-written SGD whose lr a StepLR halves gives 0.9, 0.85, 0.825; a global lr
+divided by 4 after each step gives 0.9, 0.875, 0.86875.
+"""
+import numpy as np
+import pytest
+
+import tracegrad as tg
+
+lr = 0.1   # read by _global_lr_step through its globals
+
+
+def _global_lr_step(v, x):
+    loss = (v * x).sum()
+    loss.backward()
+    with tg.no_grad():
+        v.data.add_(v.grad, alpha=-lr)
+        v.grad = None
+    return loss
+
+
+def test_a_global_number_the_step_reads_retraces_when_it_changes():
+    global lr
+    lr = 0.1
+    v = tg.nn.Parameter(tg.ones(2))
+    step = tg.compile(_global_lr_step)
+    seen = []
+    for _ in range(3):
+        step(v, tg.ones(2))
+        seen.append(v.detach().numpy()[0])
+        lr /= 4
+    np.testing.assert_allclose(seen, [0.9, 0.875, 0.86875], rtol=1e-6)   # torch 2.13
+    assert "global lr changed: 0.1 -> 0.025" in str(step.programs[-1].guards) or step.traces >= 3
+
+
+class _MySGD(tg.optim.Optimizer):
+    def __init__(self, params, lr):
+        super().__init__(params, dict(lr=lr))
+
+    @tg.no_grad()
+    def step(self):
+        for g in self.param_groups:
+            for p in g["params"]:
+                p.add_(p.grad, alpha=-g["lr"])
+
+
+def test_a_hand_written_optimizer_reads_its_scheduled_lr():
+    w = tg.nn.Parameter(tg.ones(2))
+    opt = _MySGD([w], lr=0.1)
+    sched = tg.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)
+
+    @tg.compile
+    def step(x):
+        opt.zero_grad()
+        loss = (w * x).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    seen = []
+    for _ in range(3):
+        step(tg.ones(2))
+        sched.step()
+        seen.append(w.detach().numpy()[0])
+    np.testing.assert_allclose(seen, [0.9, 0.85, 0.825], rtol=1e-6)   # torch 2.13
+
+
+def test_a_closure_number_and_a_module_attribute_are_guarded():
+    scale = {"v": 2.0}
+
+    def make(k):
+        def f(x):
+            return x * k
+        return f
+
+    f = tg.compile(make(scale["v"]))
+    np.testing.assert_allclose(f(tg.ones(2)).numpy(), [2.0, 2.0])
+    drop = tg.nn.Dropout(p=0.0)
+    g = tg.compile(drop)
+    x = tg.ones(1000)
+    np.testing.assert_allclose(g(x).numpy(), np.ones(1000))
+    drop.p = 1.0            # torch: every element dropped
+    np.testing.assert_allclose(g(x).numpy(), np.zeros(1000))
+
+
+def test_a_number_the_step_itself_changes_does_not_retrace_every_call():
+    counter = {"n": 0}
+    box = type("Box", (), {})()
+    box.calls = 0
+
+    def f(x):
+        box.calls += 1          # the step's own state: not an input of the program
+        return x * 2
+
+    c = tg.compile(f)
+    for _ in range(4):
+        c(tg.ones(2))
+    assert c.traces == 1 and counter["n"] == 0
