@@ -2,6 +2,7 @@
 schedulers are in lr_scheduler.py, _schedulers_simple.py and _schedulers_combined.py."""
 from __future__ import annotations
 
+import types
 import warnings
 
 from .optimizer import Optimizer
@@ -118,3 +119,39 @@ class LRScheduler:
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+
+class LambdaScheduler(LRScheduler):
+    """A scheduler driven by one ``lr_lambda`` per param group (LambdaLR, MultiplicativeLR):
+    the list check, and torch's ``state_dict`` convention, which saves a lambda's
+    attributes only when it is a callable object (not a plain function or lambda)."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1, *,
+                 check_callable: bool = False):
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
+                                 f"{len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        if check_callable:
+            for fn in self.lr_lambdas:
+                if not callable(fn):
+                    raise TypeError(f"lr_lambda should be a function, but got "
+                                    f"{type(fn).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    def state_dict(self) -> dict:
+        out = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        out["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else dict(fn.__dict__)
+                             for fn in self.lr_lambdas]
+        return out
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state_dict = dict(state_dict)
+        lambdas = state_dict.pop("lr_lambdas")
+        self.__dict__.update(state_dict)
+        for fn, saved in zip(self.lr_lambdas, lambdas):
+            if saved is not None:
+                fn.__dict__.update(saved)

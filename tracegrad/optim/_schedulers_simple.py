@@ -5,11 +5,10 @@ group's current lr), so the floats match torch's and they compose with other sch
 from __future__ import annotations
 
 import math
-import types
 from bisect import bisect_right
 from collections import Counter
 
-from ._scheduler_base import LRScheduler
+from ._scheduler_base import LambdaScheduler, LRScheduler
 from .optimizer import Optimizer
 
 
@@ -17,7 +16,7 @@ def _lrs(scheduler) -> list:
     return [group["lr"] for group in scheduler.optimizer.param_groups]
 
 
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(LambdaScheduler):
     """``lr = lr * lr_lambda(last_epoch)`` at every step after the first (torch's
     MultiplicativeLR).
 
@@ -30,31 +29,7 @@ class MultiplicativeLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1):
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                                 f"{len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        for fn in self.lr_lambdas:
-            if not callable(fn):
-                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
-        super().__init__(optimizer, last_epoch)
-
-    def state_dict(self) -> dict:
-        out = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-        out["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else dict(fn.__dict__)
-                             for fn in self.lr_lambdas]
-        return out
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        state_dict = dict(state_dict)
-        lambdas = state_dict.pop("lr_lambdas")
-        self.__dict__.update(state_dict)
-        for fn, saved in zip(self.lr_lambdas, lambdas):
-            if saved is not None:
-                fn.__dict__.update(saved)
+        super().__init__(optimizer, lr_lambda, last_epoch, check_callable=True)
 
     def get_lr(self) -> list[float]:
         self._warn_get_lr_outside_step()

@@ -18,9 +18,8 @@ define ``get_lr()`` for your own schedule.
 from __future__ import annotations
 
 import math
-import types
 
-from ._scheduler_base import LRScheduler, per_group
+from ._scheduler_base import LambdaScheduler, LRScheduler, per_group
 from ._schedulers_combined import ChainedScheduler, CyclicLR, ReduceLROnPlateau, SequentialLR
 from ._schedulers_simple import (ConstantLR, CosineAnnealingWarmRestarts, ExponentialLR,
                                  LinearLR, MultiplicativeLR, MultiStepLR, PolynomialLR)
@@ -89,7 +88,7 @@ class CosineAnnealingLR(LRScheduler):
                 for base in self.base_lrs]
 
 
-class LambdaLR(LRScheduler):
+class LambdaLR(LambdaScheduler):
     """``lr = initial_lr * lr_lambda(last_epoch)`` (torch's LambdaLR).
 
     Args:
@@ -100,30 +99,6 @@ class LambdaLR(LRScheduler):
     ``state_dict()`` saves a lambda's attributes only when it is a callable object (not a
     plain function or lambda), as torch does.
     """
-
-    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1):
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                                 f"{len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        super().__init__(optimizer, last_epoch)
-
-    def state_dict(self) -> dict:
-        out = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-        out["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else dict(fn.__dict__)
-                             for fn in self.lr_lambdas]
-        return out
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        state_dict = dict(state_dict)
-        lambdas = state_dict.pop("lr_lambdas")
-        self.__dict__.update(state_dict)
-        for fn, saved in zip(self.lr_lambdas, lambdas):
-            if saved is not None:
-                fn.__dict__.update(saved)
 
     def get_lr(self) -> list[float]:
         self._warn_get_lr_outside_step()
