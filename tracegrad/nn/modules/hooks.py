@@ -65,12 +65,17 @@ def _checked(new, old: tuple, what: str) -> tuple:
     return new
 
 
-class _OutputsHook(Function):
+class _IdentityHook(Function):
+    """The identity on a module's tensors, carrying the hook state to its backward."""
+
     @staticmethod
     def forward(ctx, state, *tensors):
         ctx.state = state
         return tuple(t.clone() for t in tensors)
 
+
+
+class _OutputsHook(_IdentityHook):
     @staticmethod
     def backward(ctx, *grads):
         state = ctx.state
@@ -92,12 +97,7 @@ class _OutputsHook(Function):
         return (None,) + tuple(grads)
 
 
-class _InputsHook(Function):
-    @staticmethod
-    def forward(ctx, state, *tensors):
-        ctx.state = state
-        return tuple(t.clone() for t in tensors)
-
+class _InputsHook(_IdentityHook):
     @staticmethod
     def backward(ctx, *grads):
         state = ctx.state
