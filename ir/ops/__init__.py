@@ -3,7 +3,7 @@ the ops it uses only when it runs, so the order of these imports does not matter
 from . import (binary, complex, conv, index,  # noqa: F401
                products, linalg, norms,          # matrix products, torch.linalg, norms
                nn, losses, normalization,        # torch.nn.functional
-               random, reduce, scatter, host,  # host: hooks and autograd.Function nodes
+               random, reduce, scans, scatter, host,  # host: hooks and autograd.Function nodes
                shape, rearrange, diagonal, pad, creation,
                sort, special, unary,
                division, closeness)                # floor_divide; isclose, allclose, equal

@@ -127,3 +127,18 @@ def bilinear_jvp(name: str):
         return tangent_sum(b, None if t[0] is None else app(t[0], y),
                            None if t[1] is None else app(x, t[1]))
     return jvp
+
+
+def accumulate_dtype(t: T.TensorType, dtype=None) -> T.DType:
+    """torch.sum/prod/cumsum: bool and integer inputs accumulate in int64, or in `dtype`."""
+    if dtype is not None:
+        return dtype
+    return t.dtype if t.dtype.is_differentiable else T.int64
+
+
+def accumulate_np_dtype(x, dtype):
+    """The NumPy dtype a sum/prod/scan kernel accumulates `x` in (torch: int64 for bool and
+    integers, unless `dtype` is given)."""
+    if dtype is not None:
+        return dtype.numpy
+    return x.dtype if x.dtype.kind in "fc" or x.dtype.name == "bfloat16" else "int64"

@@ -1,9 +1,9 @@
-"""Reductions over dims (with keepdim), scans along a dim, and their composites.
+"""Reductions over dims (with keepdim) and their composites; scans along a dim: scans.py.
 
 Gradient conventions at non-differentiable points follow torch: amax/amin and
 max()/min() without dim split the gradient evenly among tied extremes;
 max/min with dim send it all to the index returned; prod and cumprod are exact
-at zeros (products of the other factors, no division); std and norm(p=2) give
+at zeros (products of the other factors, no division; cumprod likewise, scans.py); std and norm(p=2) give
 0 where the result is 0.
 """
 from __future__ import annotations
@@ -13,27 +13,20 @@ import math
 from .. import attr_kinds as K
 from .. import types as T
 from ..builder import with_location
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError
 from ..registry import (AUTOCAST_FP32, CHEAP, COMPLEX, INTERNAL, LINEAR, NONDIFF, REDUCTION,
                         REQUIRED, TO_FLOAT, Fusion, defcomposite, defop)
-from ._cost import SCAN
-from ._common import (canon_reduce, conj_if_complex, fmt_types, mul_conj, norm_dim, norm_dims,
-                      reduce_shape)
+from ._common import (accumulate_dtype, accumulate_np_dtype, canon_reduce, mul_conj, norm_dim,
+                      norm_dims, reduce_shape)
+from .scans import _exclusive_cumprod, _flip   # prod's VJP: exact at zeros, as cumprod's
 from .sort import RETURN_TYPES, scatter_values
 
 RED = REDUCTION | CHEAP
 
 
-def _accumulate_dtype(t: T.TensorType, dtype=None) -> T.DType:
-    """torch.sum/prod/cumsum: bool and integer inputs accumulate in int64, or in `dtype`."""
-    if dtype is not None:
-        return dtype
-    return t.dtype if t.dtype.is_differentiable else T.int64
-
-
 def _sum_infer(types, *, dim, keepdim):
     t = types[0]
-    return T.TensorType(reduce_shape(t.shape, dim, keepdim), _accumulate_dtype(t))
+    return T.TensorType(reduce_shape(t.shape, dim, keepdim), accumulate_dtype(t))
 
 
 def _keep(b, v, x, dim, keepdim):
@@ -46,14 +39,8 @@ def _unreduce(b, ct, x, dim, keepdim):
     return b.expand(_keep(b, ct, x, dim, keepdim), x.shape)
 
 
-def _np_dtype(x, dtype):
-    if dtype is not None:
-        return dtype.numpy
-    return x.dtype if x.dtype.kind in "fc" or x.dtype.name == "bfloat16" else "int64"
-
-
 def _sum_kernel(xp, x, *, dim, keepdim):
-    return xp.sum(x, axis=dim, keepdims=keepdim, dtype=_np_dtype(x, None))
+    return xp.sum(x, axis=dim, keepdims=keepdim, dtype=accumulate_np_dtype(x, None))
 
 
 def _sum_over_no_dims(b, n, ins):
@@ -95,9 +82,9 @@ def _prod_vjp(b, ct, x, out, *, dim, keepdim, dtype):
 defop("prod", "input", attrs=(("dim", None, K.DIMS_OPT), ("keepdim", False, K.BOOL), ("dtype", None, K.DTYPE_OPT)),
       canon=_canon_prod, flags=RED | COMPLEX, ref="torch.prod",
       infer=lambda types, *, dim, keepdim, dtype: T.TensorType(
-          reduce_shape(types[0].shape, dim, keepdim), _accumulate_dtype(types[0], dtype)),
+          reduce_shape(types[0].shape, dim, keepdim), accumulate_dtype(types[0], dtype)),
       kernel=lambda xp, x, *, dim, keepdim, dtype: xp.prod(
-          x, axis=dim, keepdims=keepdim, dtype=_np_dtype(x, dtype)),
+          x, axis=dim, keepdims=keepdim, dtype=accumulate_np_dtype(x, dtype)),
       vjp=_prod_vjp,
       autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
 
@@ -465,119 +452,6 @@ defop("count_nonzero", "input", attrs=(("dim", None, K.DIMS_OPT),), flags=RED | 
       infer=lambda types, *, dim: T.TensorType(reduce_shape(types[0].shape, dim, False), T.int64),
       kernel=lambda xp, x, *, dim: xp.sum(x != 0, axis=dim, dtype="int64"),
       ref="torch.count_nonzero")
-
-
-# ---- scans: cumsum / cumprod --------------------------------------------------------
-def _canon_scan(name):
-    return lambda types, *, dim, dtype: {"dim": norm_dim(name, dim, types[0].ndim),
-                                         "dtype": None if dtype is None else T.as_dtype(dtype)}
-
-
-def _scan_kernel(fn):
-    def kernel(xp, x, *, dim, dtype):
-        out = getattr(xp, fn)(x if x.ndim else xp.reshape(x, (1,)), axis=dim,
-                              dtype=_np_dtype(x, dtype))
-        return out if x.ndim else xp.reshape(out, ())
-    return kernel
-
-
-def _flip(b, v, dim):
-    n = v.shape[dim]
-    return b.index_take(v, b.arange(n - 1, -1, -1), dim)
-
-
-def _reverse_cumsum(b, v, dim):
-    """out[i] = sum of v[j] for j >= i along dim."""
-    return _flip(b, b.cumsum(_flip(b, v, dim), dim), dim) if v.shape else v
-
-
-def _shift(b, v, dim, fill):
-    """v[i - 1] at position i along dim, `fill` at position 0."""
-    n = v.shape[dim]
-    edge = b.full(tuple(1 if d == dim else s for d, s in enumerate(v.shape)), fill, v.dtype)
-    if n <= 1:
-        return edge if n == 1 else v
-    stops = tuple(n - 1 if d == dim else s for d, s in enumerate(v.shape))
-    return b.cat([edge, b.slice(v, (0,) * len(stops), stops, (1,) * len(stops))], dim)
-
-
-def _exclusive_cumprod(b, x, dim):
-    """The product of x[j] for j < i along dim (1 at i = 0)."""
-    return b.cumprod(_shift(b, x, dim, 1.0), dim)
-
-
-def _cumprod_vjp(b, ct, x, out, *, dim, dtype):
-    # g_i = prod_{l<i} x_l * h_i with h_i = sum_{j>=i} ct_j prod_{i<l<=j} x_l, i.e. the reverse
-    # recurrence h_i = ct_i + x_{i+1} h_{i+1}: no division, so exact at zeros (and in its
-    # own derivative), as torch's
-    # (complex: the conjugated products, torch's convention)
-    if not x.shape:
-        return [ct]
-    xc = conj_if_complex(b, x if x.dtype is ct.dtype else b.convert(x, ct.dtype))
-    return [b.mul(_exclusive_cumprod(b, xc, dim), b.linear_scan(xc, ct, dim, True))]
-
-
-_SCAN = dict(attrs=(("dim", REQUIRED, K.DIM), ("dtype", None, K.DTYPE_OPT)), flags=CHEAP | COMPLEX,
-             infer=lambda types, *, dim, dtype: T.TensorType(
-                 types[0].shape, _accumulate_dtype(types[0], dtype)))
-
-defop("cumsum", "input", canon=_canon_scan("cumsum"), kernel=_scan_kernel("cumsum"),
-      vjp=lambda b, ct, x, out, *, dim, dtype: [_reverse_cumsum(b, ct, dim)],
-      ref="torch.cumsum", **_SCAN, jvp=LINEAR,
-      cost=SCAN, autocast={"cuda": AUTOCAST_FP32})
-defop("cumprod", "input", canon=_canon_scan("cumprod"), kernel=_scan_kernel("cumprod"),
-      vjp=_cumprod_vjp, ref="torch.cumprod", **_SCAN,
-      cost=SCAN, autocast={"cuda": AUTOCAST_FP32})
-
-
-# ---- linear recurrences: h_i = x_i + a_i h_{i-1} (or x_i + a_{i+1} h_{i+1} reversed) ------
-def _linear_scan_infer(types, *, dim, reverse):
-    a, x = types
-    if a != x or not x.ndim:
-        raise ShapeError(f"linear_scan: coefficients and inputs must share one type of "
-                         f"rank >= 1, got {fmt_types(types)}")
-    return x
-
-
-def _linear_scan_np(xp, a, x, *, dim, reverse):
-    a, x = xp.moveaxis(a, dim, 0), xp.moveaxis(x, dim, 0)
-    h = xp.empty_like(x)
-    n = x.shape[0]
-    for i in (range(n - 1, -1, -1) if reverse else range(n)):
-        edge = i == (n - 1 if reverse else 0)
-        h[i] = x[i] if edge else x[i] + (a[i + 1] * h[i + 1] if reverse else a[i] * h[i - 1])
-    return xp.moveaxis(h, 0, dim)
-
-
-def _linear_scan_jax(xp, a, x, *, dim, reverse):
-    from jax import lax  # jax loads on first use (start-up time)
-    if reverse:   # step i's coefficient is a[i + 1]
-        n = a.shape[dim]
-        a = xp.concatenate([lax.slice_in_dim(a, 1, n, axis=dim),
-                            xp.zeros_like(lax.slice_in_dim(a, 0, 1, axis=dim))], axis=dim)
-    # compose the affine maps h -> a h + x, earlier step first
-    compose = lambda p, q: (p[0] * q[0], q[0] * p[1] + q[1])  # noqa: E731
-    return lax.associative_scan(compose, (a, x), reverse=reverse, axis=dim)[1]
-
-
-def _linear_scan_vjp(b, ct, a, x, h, *, dim, reverse):
-    # the adjoint recurrence, same coefficients (conjugated for complex, torch's convention)
-    lam = b.linear_scan(conj_if_complex(b, a), ct, dim, not reverse)
-    # forward: h_i = x_i + a_i h_{i-1} -> lam_i h_{i-1};  reverse: h_{i-1} = .. + a_i h_i
-    da = (mul_conj(b, _shift(b, lam, dim, 0.0), h) if reverse
-          else mul_conj(b, lam, _shift(b, h, dim, 0.0)))
-    return [da, lam]
-
-
-# cumprod's exact gradient (torch's is exact at zeros); a sequential loop on NumPy,
-# lax.associative_scan on jax.
-defop("linear_scan", "coeff, input", attrs=(("dim", 0, K.DIM), ("reverse", False, K.BOOL)),
-      flags=INTERNAL | COMPLEX,
-      canon=lambda types, *, dim, reverse: {"dim": norm_dim("linear_scan", dim, types[1].ndim),
-                                            "reverse": bool(reverse)},
-      infer=_linear_scan_infer, kernel=_linear_scan_np, kernels={"jax": _linear_scan_jax},
-      vjp=_linear_scan_vjp, ref="h[i] = input[i] + coeff[i] * h[i-1] (jax.lax.associative_scan)",
-      cost=SCAN)
 
 
 # ---- composites -------------------------------------------------------------------
