@@ -6,7 +6,8 @@ or a fresh random permutation per epoch with ``shuffle=True``) grouped by the ba
 sampler, and each batch is ``collate_fn([dataset[i] for i in batch])``; an iterable
 dataset's samples are grouped as they come.  With ``num_workers > 0`` worker processes
 fetch and collate whole batches (fork where the platform has it, as torch on Linux) and
-the batches arrive in sampler order.  ``pin_memory``, ``pin_memory_device``,
+the batches arrive in sampler order (a dataset that itself runs jax wants
+``multiprocessing_context="spawn"``).  ``pin_memory``, ``pin_memory_device``,
 ``persistent_workers`` and ``prefetch_factor`` are accepted; tensors live on the CPU, so
 pinning does nothing, and workers are started anew each epoch.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import time
+import warnings
 
 from ... import _creation, _generator
 from tracegrad.ir import types as T
@@ -208,7 +210,13 @@ class _MultiProcessIter:
                 loader.dataset, q, self._results, wid, n, base_seed, loader.worker_init_fn,
                 loader.collate_fn, loader._auto_collation, loader.batch_size, loader.drop_last,
                 loader._iterable))
-            w.start()
+            with warnings.catch_warnings():
+                # jax warns at every fork once it has threads; workers run the dataset and
+                # collate_fn with NumPy kernels and never enter jax, whose locks are the
+                # hazard.  A dataset that runs jax itself wants multiprocessing_context="spawn"
+                warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called",
+                                        category=RuntimeWarning)
+                w.start()
             self._queues.append(q)
             self._workers.append(w)
         self._active = [True] * n
