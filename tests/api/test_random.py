@@ -289,3 +289,42 @@ def test_in_place_fill_errors_as_torch(call, message):
     with pytest.raises(RuntimeError) as err:
         call(tg.zeros(3))
     assert message in str(err.value)
+
+
+# ---- dropout inside scaled_dot_product_attention -----------------------------------------
+
+def test_sdpa_dropout_drops_attention_weights():
+    F = tg.nn.functional
+    rng = np.random.default_rng(0)
+    q, k, v = (tg.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
+               for s in ((2, 3, 4), (2, 5, 4), (2, 5, 6)))
+    tg.manual_seed(8)
+    out = F.scaled_dot_product_attention(q, k, v, dropout_p=0.4, is_causal=False)
+    with tg.no_grad():
+        weights = F.softmax(q @ k.transpose(-2, -1) * 0.5, -1)
+        tg.manual_seed(8)
+        expect = F.dropout(weights, 0.4) @ v
+    np.testing.assert_allclose(out.detach().numpy(), expect.numpy(), rtol=1e-5, atol=1e-6)
+    out.sum().backward()
+    assert q.grad is not None and np.isfinite(q.grad.numpy()).all()
+    zero = F.scaled_dot_product_attention(q, k, v, dropout_p=1.0)
+    assert not zero.detach().numpy().any()
+    with pytest.raises(ValueError, match="dropout_p has to be between 0 and 1, but got 1.5"):
+        F.scaled_dot_product_attention(q, k, v, dropout_p=1.5)
+    with pytest.raises(NotImplementedError, match="call tg.nn.functional.scaled_dot_product"):
+        tg._ops.scaled_dot_product_attention(q, k, v, None, 0.1)   # the registry op itself
+
+
+def test_sdpa_dropout_compiles_like_eager():
+    F = tg.nn.functional
+    q = tg.tensor(np.random.default_rng(1).standard_normal((1, 4, 8)).astype(np.float32))
+
+    def attend(x):
+        return F.scaled_dot_product_attention(x, x, x, dropout_p=0.25, is_causal=True)
+
+    tg.manual_seed(4)
+    eager = [attend(q).numpy() for _ in range(2)]
+    compiled = tg.compile(attend)
+    tg.manual_seed(4)
+    np.testing.assert_allclose([compiled(q).numpy() for _ in range(2)], eager, rtol=1e-5,
+                               atol=1e-6)
