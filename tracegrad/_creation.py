@@ -91,9 +91,11 @@ def parse_size(name: str, args: tuple, size=None, *, strict: bool = False) -> tu
     return tuple(out)
 
 
-# what the generator module kept the names of (tg.manual_seed & co. are defined there)
+# what the generator module kept the names of (tg.manual_seed & co. are defined there); _key is
+# the default generator's key tensor itself (advanced in place, so the alias stays current)
 manual_seed, get_rng_state, set_rng_state = (_generator.manual_seed, _generator.get_rng_state,
                                              _generator.set_rng_state)
+_key = _generator.default_generator._key
 
 
 def _python_dtype(arr: np.ndarray) -> T.DType:

@@ -60,7 +60,7 @@ def _stack_tensors(batch) -> Tensor:
         if s != shapes[0]:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(shapes[0])} at entry 0 and {list(s)} at entry {i}")
-    if all(isinstance(t._data, np.ndarray) and not t.requires_grad for t in batch):
+    if all(isinstance(t._data, (np.ndarray, np.generic)) and not t.requires_grad for t in batch):
         return Tensor(np.stack([t._data for t in batch]))   # one copy, no recorded ops
     return _ops.stack(list(batch), 0)
 

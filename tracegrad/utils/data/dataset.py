@@ -10,7 +10,10 @@ import bisect
 import math
 import warnings
 
+import numpy as np
+
 from ... import _creation, _generator
+from ...tensor import Tensor
 
 
 class Dataset:
@@ -65,10 +68,19 @@ class TensorDataset(Dataset):
         self.tensors = tensors
 
     def __getitem__(self, index):
-        return tuple(t[index] for t in self.tensors)
+        return tuple(_row(t, index) for t in self.tensors)
 
     def __len__(self) -> int:
         return self.tensors[0].shape[0]
+
+
+def _row(t, index):
+    """``t[index]``; for a NumPy-backed tensor outside autograd, read from its array directly
+    (the same values without a recorded indexing op: a DataLoader reads every row so)."""
+    if isinstance(t, Tensor) and isinstance(t._data, np.ndarray) and not t.requires_grad \
+            and isinstance(index, (int, np.integer)):
+        return Tensor(np.asarray(t._data[index]))
+    return t[index]
 
 
 class StackDataset(Dataset):
