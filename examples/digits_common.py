@@ -40,21 +40,24 @@ def accuracy(model, x: np.ndarray, y: np.ndarray) -> float:
 
 
 def train_and_report(model, train_step, data, *, epochs: int, batch: int, seed: int) -> None:
-    """Shuffled full batches (one compiled shape) with a tqdm bar, then the accuracies."""
+    """Shuffled full batches (one compiled shape: drop_last) from a `tg.utils.data`
+    DataLoader, with a tqdm bar, then the accuracies."""
     from tqdm import tqdm
 
+    from tracegrad.utils.data import DataLoader, TensorDataset
+
     x_train, y_train, x_test, y_test = data
-    rng = np.random.default_rng(seed)
-    steps_per_epoch = len(x_train) // batch
+    loader = DataLoader(TensorDataset(tg.from_numpy(x_train), tg.from_numpy(y_train)),
+                        batch_size=batch, shuffle=True, drop_last=True,
+                        generator=tg.Generator().manual_seed(seed))
+    steps_per_epoch = len(loader)
     model.train()
     start = time.perf_counter()
     bar = tqdm(range(epochs), desc="training", unit="epoch")
     for _ in bar:
-        order = rng.permutation(len(x_train))
         total = 0.0
-        for i in range(steps_per_epoch):
-            idx = order[i * batch:(i + 1) * batch]
-            loss = train_step(tg.from_numpy(x_train[idx]), tg.from_numpy(y_train[idx]))
+        for xb, yb in loader:
+            loss = train_step(xb, yb)
             total += loss.item()
         bar.set_postfix(loss=f"{total / steps_per_epoch:.4f}")
     elapsed = time.perf_counter() - start

@@ -19,6 +19,8 @@ from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, f
                         get_rng_state, linspace, manual_seed, ones, ones_like, rand, rand_like,
                         randint, randint_like, randn, randn_like, randperm, set_rng_state,
                         tensor, zeros, zeros_like)
+from ._generator import Generator, default_generator, initial_seed, seed
+from ._random import bernoulli, multinomial, normal, poisson
 from ._composite import allclose, equal, floor_divide, is_tensor, isclose
 from ._device import device
 from ._state import get_executor, set_executor

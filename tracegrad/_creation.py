@@ -8,59 +8,94 @@ None, "cpu" or ``tg.device("cpu")``; any other device raises NotImplementedError
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from tracegrad.ir import types as T
 
-from . import _ops, _state
+from . import _generator, _ops, _state
 from ._device import check_device
 from .dispatch.grad_mode import no_grad
-from .tensor import Tensor, _varargs
+from .tensor import Tensor
 
-# The global PRNG key (torch's default generator). A u32[2] tensor advanced in place by
-# every draw, so `tg.compile` lifts it like any other state: compiled and eager runs with
-# the same seed draw the same numbers (see ir/ops/random.py).
-_key = Tensor(np.array([0, 0x5EED], dtype=np.uint32))
-
-
-def manual_seed(seed: int) -> None:
-    """Seed the generator behind rand/randn/randint/dropout (torch.manual_seed).
-
-    The stream is Threefry-2x32, identical on the interpreter and on jax, but
-    not torch's Philox/MT19937 stream: the same seed gives other numbers than torch.
-    """
-    seed = int(seed) & 0xFFFFFFFFFFFFFFFF
-    with no_grad():
-        _key.copy_(Tensor(np.array([seed >> 32, seed & 0xFFFFFFFF], dtype=np.uint32)))
+_INVALID = {   # torch 2.13's accepted forms, named in its "invalid combination" TypeError
+    "size": "(tuple of ints size, *, torch.Generator generator, torch.dtype dtype = None, "
+            "torch.device device = None, bool requires_grad = False)",
+    "randint": "(int high, tuple of ints size, *, torch.Generator generator, ...)\n"
+               " * (int low, int high, tuple of ints size, *, torch.Generator generator, ...)",
+}
 
 
-def get_rng_state() -> Tensor:
-    """The generator's state as a new uint32 tensor of shape (2,) (torch.get_rng_state; torch's
-    is a uint8 byte tensor of its own generator). Save it with `tg.save` to resume a stream."""
-    return Tensor(_key._data.copy())
+def _invalid(name: str, args, form: str) -> TypeError:
+    got = ", ".join(type(a).__name__ for a in args)
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                     f"but expected one of:\n * {_INVALID[form]}")
 
 
-def set_rng_state(new_state: Tensor) -> None:
-    """Restore a state `get_rng_state` returned (torch.set_rng_state).
+def _dim(v) -> int | None:
+    """`v` as a dimension (an int, a NumPy integer, an integer 0-d tensor), None if not one."""
+    if isinstance(v, bool):
+        return None
+    try:
+        return operator.index(v)
+    except TypeError:
+        return None
+
+
+def parse_size(name: str, args: tuple, size=None, *, strict: bool = False) -> tuple:
+    """torch's ``size`` of a creation function: ints (``zeros(2, 3)``), one tuple, list or
+    `tg.Size` (``zeros((2, 3))``), or the ``size=`` keyword.
 
     Raises:
-        TypeError: `new_state` is not a uint32 tensor of shape (2,).
+        TypeError: no size, a size given twice, a non-int entry, or a tuple followed by more
+            arguments, in torch 2.13's words; `strict` (rand/randn) words the last as torch's
+            "invalid combination".
+        RuntimeError: a negative dimension.
     """
-    if not isinstance(new_state, Tensor) or new_state.shape != (2,) or \
-            new_state._data.dtype != np.uint32:
-        what = new_state._type if isinstance(new_state, Tensor) else type(new_state).__name__
-        raise TypeError(f"set_rng_state: expected the uint32[2] tensor get_rng_state returns, "
-                        f"got {what}")
-    with no_grad():
-        _key.copy_(new_state)
+    if size is not None:
+        if args:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        args = (size,)
+    if not args:
+        if strict:
+            raise _invalid(name, args, "size")
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+    first = args[0]
+    if isinstance(first, (tuple, list)):
+        if len(args) > 1:
+            if strict:
+                raise _invalid(name, args, "size")
+            raise TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
+        items, packed = tuple(first), True
+    else:
+        items, packed = args, False
+    out = []
+    for pos, v in enumerate(items):
+        d = _dim(v)
+        if d is None:
+            kind = type(v).__name__
+            if pos == 0 and not packed and len(items) == 1:
+                msg = f"(position 1) must be tuple of ints, not {kind}"
+            elif pos == 0:
+                msg = f"(position 1) must be tuple of ints, but found element of type {kind} at pos 0"
+            else:
+                msg = (f"failed to unpack the object at pos {pos + 1} with error \"type must be "
+                       f"tuple of ints,but got {kind}\"")
+            raise TypeError(f"{name}(): argument 'size' {msg}")
+        out.append(d)
+    if any(d < 0 for d in out):
+        if name == "zeros":   # torch 2.13 words zeros' own check so
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {out}")
+    return tuple(out)
 
 
-def _draw(size, dtype, distribution: str) -> Tensor:
-    """Values from the global stream; advances the key in place (traced under tg.compile)."""
-    with no_grad():
-        out = _ops.random(_key, size, dtype, distribution)
-        _key.copy_(_ops.rng_next_key(_key))
-    return out
+# what the generator module kept the names of (tg.manual_seed & co. are defined there); _key is
+# the default generator's key tensor itself (advanced in place, so the alias stays current)
+manual_seed, get_rng_state, set_rng_state = (_generator.manual_seed, _generator.get_rng_state,
+                                             _generator.set_rng_state)
+_key = _generator.default_generator._key
 
 
 def _python_dtype(arr: np.ndarray) -> T.DType:
@@ -128,38 +163,52 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return data if isinstance(data, Tensor) and dtype is None else tensor(data, dtype)
 
 
-def _size(size) -> tuple:
-    return (size,) if isinstance(size, int) else tuple(size)
-
-
-def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
+         generator=None) -> Tensor:
     """`fill_value` everywhere, shape `size` (torch.full); dtype inferred from the value
-    (float32 for a Python float, int64 for an int, bool, complex64) unless given."""
+    (float32 for a Python float, int64 for an int, bool, complex64) unless given.
+
+    Raises:
+        TypeError: `size` not a tuple, list or `tg.Size` of ints (torch's message).
+    """
     check_device("full", device)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    size = parse_size("full", (size,))
     if dtype is None:
         dtype = T.result_type([], [], [fill_value])
-    t = _ops.full(_size(size), fill_value, T.as_dtype(dtype))
+    t = _ops.full(size, fill_value, T.as_dtype(dtype))
     return t.requires_grad_(True) if requires_grad else t
 
 
-def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Zeros of shape `size` (torch.zeros), float32 unless `dtype` is given."""
+def _filled(name: str, value, args, size, dtype, requires_grad) -> Tensor:
+    size = parse_size(name, args, size)
+    t = _ops.full(size, value, T.as_dtype(dtype or T.DEFAULT_FLOAT))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def zeros(*args, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Zeros of shape `size` (torch.zeros), float32 unless `dtype` is given.  The size is
+    ints (``zeros(2, 3)``), one tuple/list/`tg.Size`, or ``size=``; errors as `parse_size`."""
     check_device("zeros", device)
-    return full(_varargs(size), 0, dtype=dtype or T.DEFAULT_FLOAT, requires_grad=requires_grad)
+    return _filled("zeros", 0, args, size, dtype, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Ones of shape `size` (torch.ones), float32 unless `dtype` is given."""
+def ones(*args, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Ones of shape `size` (torch.ones), float32 unless `dtype` is given; size forms and
+    errors as `zeros`."""
     check_device("ones", device)
-    return full(_varargs(size), 1, dtype=dtype or T.DEFAULT_FLOAT, requires_grad=requires_grad)
+    return _filled("ones", 1, args, size, dtype, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad: bool = False,
+def empty(*args, size=None, dtype=None, device=None, requires_grad: bool = False,
           memory_format=None) -> Tensor:
     """A tensor of shape `size` whose values are unspecified (torch.empty); here they are
-    zeros, since a NumPy/XLA buffer is not cheaper left uninitialized.  float32 by default."""
+    zeros, since a NumPy/XLA buffer is not cheaper left uninitialized.  float32 by default;
+    size forms and errors as `zeros`."""
     check_device("empty", device)
-    return zeros(*size, dtype=dtype, requires_grad=requires_grad)
+    return _filled("empty", 0, args, size, dtype, requires_grad)
 
 
 def _like(make, name: str, doc: str):
@@ -259,37 +308,48 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     return t.requires_grad_(True) if requires_grad else t
 
 
-def _random(size, dtype, distribution, requires_grad) -> Tensor:
+def _random(name, args, size, dtype, distribution, requires_grad, generator) -> Tensor:
     dt = T.as_dtype(dtype or T.DEFAULT_FLOAT)
-    size = _varargs(size)
+    size = parse_size(name, args, size, strict=True)
+    gen = _generator.generator_of(name, generator)
+    if not dt.is_floating_point and not dt.is_complex:   # torch 2.13's kernel-dispatch words
+        kernel = "check_uniform_bounds" if distribution == "uniform" else "normal_kernel_cpu"
+        raise NotImplementedError(f"{name}: \"{kernel}\" not implemented for '{dt.name}'")
     if dt.is_complex:   # real and imaginary parts drawn as the last dim of a real draw
-        parts = _draw(size + (2,), dt.to_real(), distribution)
+        parts = _generator.draw(size + (2,), dt.to_real(), distribution, gen)
         with no_grad():
             if distribution == "normal":   # torch: each part N(0, 1/2), so E|z|^2 = 1
                 parts = _ops.mul(parts, 0.5 ** 0.5)
             # cloned: a fresh tensor, not a view of the temporary parts (as torch.randn)
             t = _ops.view_as_complex(parts).clone()
     else:
-        t = _draw(size, dt, distribution)
+        t = _generator.draw(size, dt, distribution, gen)
     return t.requires_grad_(True) if requires_grad else t
 
 
-def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Standard normal samples of shape `size` (torch.randn); seeded by manual_seed.
+def randn(*args, size=None, generator=None, dtype=None, device=None,
+          requires_grad: bool = False) -> Tensor:
+    """Standard normal samples of shape `size` (torch.randn) from `generator` (default: the
+    one `tg.manual_seed` seeds); size forms as `zeros`.
 
     A complex dtype draws the real and imaginary parts each from N(0, 1/2), as torch.
+    Raises:
+        TypeError: a bad size (torch's messages, as `parse_size`) or generator.
+        NotImplementedError: an integer dtype (torch's words).
     """
     check_device("randn", device)
-    return _random(size, dtype, "normal", requires_grad)
+    return _random("randn", args, size, dtype, "normal", requires_grad, generator)
 
 
-def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Uniform [0, 1) samples of shape `size` (torch.rand); seeded by manual_seed.
+def rand(*args, size=None, generator=None, dtype=None, device=None,
+         requires_grad: bool = False) -> Tensor:
+    """Uniform [0, 1) samples of shape `size` (torch.rand) from `generator`; size forms and
+    errors as `randn`.
 
     A complex dtype draws the real and imaginary parts each uniform in [0, 1), as torch.
     """
     check_device("rand", device)
-    return _random(size, dtype, "uniform", requires_grad)
+    return _random("rand", args, size, dtype, "uniform", requires_grad, generator)
 
 
 randn_like = _like(randn, "randn_like", "torch.randn_like: `randn` of `t`'s shape, in `t`'s "
@@ -298,32 +358,73 @@ rand_like = _like(rand, "rand_like", "torch.rand_like: `rand` of `t`'s shape, in
                   "unless `dtype` is given.")
 
 
-def randint(low, high=None, size=(), *, dtype=None, device=None,
+def _randint_args(args, low, high, size):
+    """torch's two randint forms, ``(high, size)`` and ``(low, high, size)``, positional or
+    keyword: (low, high, size)."""
+    bounds = list(args)
+    if size is None and bounds and isinstance(bounds[-1], (tuple, list)):
+        size = bounds.pop()
+    if size is None:
+        if len(args) == 2 and low is None and high is None and _dim(args[1]) is not None:
+            raise TypeError("randint(): argument 'size' (position 2) must be tuple of ints, "
+                            "not int")
+        raise _invalid("randint", args, "randint")
+    if len(bounds) == 2 and low is None and high is None:
+        (low, high), positions = bounds, {"low": 1, "high": 2}
+    elif len(bounds) == 1 and high is None:
+        low, high, positions = (0 if low is None else low), bounds[0], {"low": 1, "high": 1}
+    elif len(bounds) == 1 and low is None:
+        low, positions = bounds[0], {"low": 1, "high": 2}
+    elif not bounds and high is not None:
+        low, positions = (0 if low is None else low), {"low": 1, "high": 2}
+    else:
+        raise _invalid("randint", args, "randint")
+    for arg, v in (("low", low), ("high", high)):
+        if _dim(v) is None:
+            raise TypeError(f"randint(): argument '{arg}' (position {positions[arg]}) must be "
+                            f"int, not {type(v).__name__}")
+    return operator.index(low), operator.index(high), parse_size("randint", (size,))
+
+
+def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
-    """Integers uniform in [low, high) (torch.randint), int64 by default; seeded by
-    manual_seed.  ``randint(high, size)`` draws from [0, high), as torch."""
+    """Integers uniform in [low, high) (torch.randint), int64 by default, from `generator`
+    (default: the one `tg.manual_seed` seeds).  torch's two forms: ``randint(high, size)``
+    draws from [0, high), ``randint(low, high, size)``; each argument may be a keyword.
+
+    Raises:
+        TypeError: a missing size, a size that is an int, non-int bounds (torch's messages).
+        RuntimeError: low >= high (torch's ``random_`` message).
+    """
     check_device("randint", device)
-    if high is None:
-        low, high = 0, low
+    low, high, size = _randint_args(args, low, high, size)
     if high <= low:
-        raise ValueError(f"randint: expected low < high, got low={low}, high={high}")
-    u = _draw(_size(size), T.float64, "uniform")
-    span = _ops.convert(_ops.mul(u, float(high - low)), T.int64)   # u >= 0: truncation floors
-    t = _ops.add(span, int(low)).to(dtype or T.int64)
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    gen = _generator.generator_of("randint", generator)
+    u = _generator.draw(size, T.float64, "uniform", gen)
+    with no_grad():
+        span = _ops.convert(_ops.mul(u, float(high - low)), T.int64)   # u >= 0: truncation floors
+        t = _ops.add(span, int(low)).to(dtype or T.int64)
     return t.requires_grad_(True) if requires_grad else t
 
 
-def randint_like(t: Tensor, low, high=None, *, dtype=None, device=None,
+def randint_like(t: Tensor, low, high=None, *, generator=None, dtype=None, device=None,
                  requires_grad: bool = False, memory_format=None) -> Tensor:
     """torch.randint_like: `randint` of `t`'s shape, in `t`'s dtype unless `dtype` is given;
     ``randint_like(t, high)`` draws from [0, high)."""
     check_device("randint_like", device)
-    return randint(low, high, t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, t.shape, generator=generator, dtype=dtype or t.dtype,
+                   requires_grad=requires_grad)
 
 
-def randperm(n: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A random permutation of ``0 .. n-1`` (torch.randperm), int64 unless `dtype` is given;
-    seeded by manual_seed (the Threefry stream: other permutations than torch's).
+def randperm(n: int, *, generator=None, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (torch.randperm), int64 unless `dtype` is given,
+    from `generator` (default: the one `tg.manual_seed` seeds; the Threefry stream, so
+    other permutations than torch's).
 
     Sorts `n` uniform keys on a 2**-48 grid, so ties (which would favour the identity
     order) are negligible for any practical `n`.  Traceable: a compiled step shuffles from
@@ -335,10 +436,13 @@ def randperm(n: int, *, dtype=None, device=None, requires_grad: bool = False) ->
     check_device("randperm", device)
     n = int(n)
     if n < 0:
-        raise RuntimeError(f"randperm: n must be non-negative, got {n}")
-    u = _draw((n, 2), T.float64, "uniform")   # two 24-bit draws per key
-    keys = _ops.add(u[:, 0], _ops.mul(u[:, 1], 2.0 ** -24))
-    t = _ops.convert(_ops.argsort(keys, 0, False, True), T.as_dtype(dtype or T.int64))
+        raise RuntimeError(f"randperm: n must be non-negative, got {n} (torch 2.13: Trying to "
+                           f"create tensor with negative dimension {n}: [{n}])")
+    gen = _generator.generator_of("randperm", generator)
+    u = _generator.draw((n, 2), T.float64, "uniform", gen)   # two 24-bit draws per key
+    with no_grad():
+        keys = _ops.add(u[:, 0], _ops.mul(u[:, 1], 2.0 ** -24))
+        t = _ops.convert(_ops.argsort(keys, 0, False, True), T.as_dtype(dtype or T.int64))
     return t.requires_grad_(True) if requires_grad else t
 
 

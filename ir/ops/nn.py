@@ -156,15 +156,22 @@ def _attention_bias(ops, name, q, k, attn_mask, is_causal):
 
 
 def _scaled_dot_product_attention(ops, query, key, value, attn_mask=None, dropout_p=0.0,
-                                  is_causal=False, scale=None, enable_gqa=False):
-    """softmax(q @ k^T * scale + mask) @ v over (..., L, E), (..., S, E), (..., S, Ev)."""
+                                  is_causal=False, scale=None, enable_gqa=False, *,
+                                  weights_dropout=None):
+    """softmax(q @ k^T * scale + mask) @ v over (..., L, E), (..., S, E), (..., S, Ev).
+
+    With dropout_p > 0, `weights_dropout(weights)` drops attention weights before the
+    product with v (torch's math backend): tg.nn.functional.scaled_dot_product_attention
+    passes its dropout, which draws from the global generator, a state this registry
+    layer does not hold.
+    """
     name = "scaled_dot_product_attention"
     for arg, t in (("query", query), ("key", key), ("value", value)):
         _tensor(ops, name, t, arg, floating=True)
-    if dropout_p:
+    if dropout_p and weights_dropout is None:
         raise _fail(ops, NotImplementedError(
-            f"{name}: dropout_p > 0 is not supported; apply tg.nn.functional.dropout to the "
-            "attention weights (nn.MultiheadAttention does)"))
+            f"{name}: dropout_p > 0 draws from the global generator; call "
+            "tg.nn.functional.scaled_dot_product_attention, which supports it"))
     if enable_gqa:
         raise _fail(ops, NotImplementedError(f"{name}: enable_gqa=True is not supported"))
     if len(query.shape) < 2 or len(key.shape) < 2 or query.shape[-1] != key.shape[-1] \
@@ -180,7 +187,13 @@ def _scaled_dot_product_attention(ops, query, key, value, attn_mask=None, dropou
     if mask is not None:
         scores = (ops.where(mask, scores, float("-inf")) if mask.dtype is T.bool_
                   else ops.add(scores, mask))
-    return ops.matmul(ops.softmax(scores, -1), value)
+    weights = ops.softmax(scores, -1)
+    if dropout_p:
+        weights = weights_dropout(weights)
+    return ops.matmul(weights, value)
+
+
+attention_math = _scaled_dot_product_attention   # what nn.functional runs with dropout
 
 
 defcomposite("scaled_dot_product_attention",

@@ -854,8 +854,8 @@ def _sdpa_errors():
                        ("scaled_dot_product_attention", "is_causal"), {"is_causal": True}),
             ErrorInput((q, _f(2, 5, 3), _f(2, 5, 6)), ValueError,
                        ("scaled_dot_product_attention", "f32[2,5,3]")),
-            ErrorInput((q, k, _f(2, 5, 6)), NotImplementedError,
-                       ("scaled_dot_product_attention", "dropout_p"), {"dropout_p": 0.1}),
+            ErrorInput((q, k, _f(2, 5, 6)), ValueError,
+                       ("scaled_dot_product_attention", "dropout_p", "1.5"), {"dropout_p": 1.5}),
             ErrorInput((q, k, _f(2, 5, 6), np.ones((3, 5))), TypeError,
                        ("scaled_dot_product_attention", "attn_mask", "f64[3,5]"))]
 

@@ -102,10 +102,11 @@ def _rand_samples(rng, dtype):
 
 
 def _seeded(draw):
-    """`draw(*size, dtype=)` after `tg.manual_seed(seed)`: the same numbers on every call."""
+    """`draw(size, dtype=)` after `tg.manual_seed(seed)`: the same numbers on every call (the
+    size as one tuple: ``rand()`` without one is torch's TypeError, ``rand(())`` is 0-d)."""
     def fn(size, seed, dtype):
         tg.manual_seed(seed)
-        return draw(*size, dtype=dtype)
+        return draw(size, dtype=dtype)
     return fn
 
 

@@ -9,6 +9,7 @@ functional spelling differs from ``torch.<name>`` (`embedding`).
 from tracegrad.ir import types as T
 from tracegrad.ir.errors import DTypeError
 from tracegrad.ir.ops.index import checked_index
+from tracegrad.ir.ops.nn import attention_math
 from tracegrad.ir.registry import REGISTRY
 
 from .. import _creation, _ops
@@ -17,7 +18,7 @@ from .._ops import (adaptive_avg_pool2d, avg_pool2d, binary_cross_entropy,
                     binary_cross_entropy_with_logits, conv1d, conv2d, conv_transpose2d,
                     cosine_similarity, cross_entropy, gelu, group_norm, huber_loss, kl_div,
                     l1_loss, layer_norm, linear, log_softmax, max_pool2d, mse_loss, nll_loss,
-                    normalize, one_hot, pad, rms_norm, scaled_dot_product_attention, sigmoid,
+                    normalize, one_hot, pad, rms_norm, sigmoid,
                     smooth_l1_loss, softmax, softplus, tanh)
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
@@ -75,6 +76,29 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
         return _ops.mul(input, 0.0)
     keep = _creation.rand(input.shape, dtype=input.dtype) < 1.0 - p
     return _ops.mul(input, _ops.mul(keep.to(input.dtype), 1.0 / (1.0 - p)))
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale=None, enable_gqa: bool = False):
+    """softmax(q @ k^T * scale + mask) @ v (torch.nn.functional.scaled_dot_product_attention,
+    its math backend) over query (..., L, E), key (..., S, E), value (..., S, Ev).
+
+    ``dropout_p > 0`` drops attention weights with `dropout` (the global generator), scaling
+    the kept ones by 1 / (1 - p), whenever it is given, as torch: pass
+    ``dropout_p=p if self.training else 0.0`` for eval-mode behaviour.
+
+    Raises:
+        ValueError: dropout_p outside [0, 1].  The registry op's errors (shapes, dtypes,
+            masks; NotImplementedError for enable_gqa=True).
+    """
+    if not dropout_p:
+        return _ops.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
+                                                 is_causal, scale, enable_gqa)
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"scaled_dot_product_attention: dropout_p has to be between 0 and 1, "
+                         f"but got {dropout_p}")
+    return attention_math(EAGER, query, key, value, attn_mask, dropout_p, is_causal, scale,
+                          enable_gqa, weights_dropout=lambda w: dropout(w, dropout_p))
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,

@@ -8,7 +8,7 @@ still works (it calls the function): older tracegrad code wrote it that way.
 """
 import types as _types
 
-from . import checkpoint
+from . import checkpoint, data
 from .checkpoint import checkpoint_name
 
 
@@ -21,4 +21,4 @@ class _CallableModule(_types.ModuleType):
 
 checkpoint.__class__ = _CallableModule
 
-__all__ = ["checkpoint", "checkpoint_name"]
+__all__ = ["checkpoint", "checkpoint_name", "data"]
