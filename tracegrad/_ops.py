@@ -1,20 +1,30 @@
 """torch-named functions for every op in the registry, generated, not hand-written.
 
-``tracegrad._ops.mul(x, y)`` is ``x * y``; composites (mean, matmul,
+``tracegrad._ops.mul(x, y)`` is ``x * y`` (``out=`` as torch's: `_out`); composites (mean, matmul,
 cross_entropy ...) run their registry decomposition on tensors.
 """
 from __future__ import annotations
 
 import inspect
+import re
 
-from tracegrad.ir.registry import INTERNAL, REGISTRY, CompositeDef
+from tracegrad.ir.registry import INTERNAL, REGISTRY, VIEW, CompositeDef
+
+from . import _out
 
 from .dispatch.frontend import EAGER
 
 
 def _make(name: str, op):
-    def fn(*args, **kwargs):
-        return EAGER.call(name, *args, **kwargs)
+    # torch has no out= on views; a composite whose signature has `out` handles it itself
+    if op.flags & VIEW or (isinstance(op, CompositeDef) and re.search(r"\bout\b", op.signature)):
+        def fn(*args, **kwargs):
+            return EAGER.call(name, *args, **kwargs)
+    else:
+        def fn(*args, out=None, **kwargs):
+            if out is None:
+                return EAGER.call(name, *args, **kwargs)
+            return _out.write(name, EAGER.call(name, *args, **kwargs), out)
     fn.__name__ = fn.__qualname__ = name
     params = (op.signature if isinstance(op, CompositeDef)
               else ", ".join(list(op.inputs) + [f"{a}={d!r}" for a, d in op.attrs]))

@@ -33,24 +33,16 @@ def _scaled(name: str, input, other, alpha):
 
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other`` (torch.add; `alpha` a number, a float one refused for integer
-    inputs with torch's message).  ``out=`` is refused (NotImplementedError)."""
-    _no_out("add", out)
-    return _ops.add(input, _scaled("add", input, other, alpha))
+    inputs with torch's message); ``out=`` as torch's (`tracegrad._out`)."""
+    return _ops.add(input, _scaled("add", input, other, alpha), out=out)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other`` (torch.sub; see `add`)."""
-    _no_out("sub", out)
-    return _ops.sub(input, _scaled("sub", input, other, alpha))
+    return _ops.sub(input, _scaled("sub", input, other, alpha), out=out)
 
 
 subtract = sub
-
-
-def _no_out(name: str, out) -> None:
-    if out is not None:
-        raise NotImplementedError(f"{name}(out=...) is not supported: tracegrad values are "
-                                  f"immutable; write `out.copy_({name}(...))` instead")
 
 
 def broadcast_to(input, size):

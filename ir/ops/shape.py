@@ -80,7 +80,7 @@ defop("reshape", "input", attrs=(("shape", None, K.SHAPE),), canon=_canon_reshap
       view_inverse=_reshape_inverse, simplify=first_of(same_type_identity, _reshape_twice))
 
 defcomposite("view", "input: Tensor, shape=None", lambda ops, x, shape: ops.reshape(x, shape),
-             ref="torch.Tensor.view", flags=COMPLEX)
+             ref="torch.Tensor.view", flags=COMPLEX | VIEW)
 
 
 # ---- permute -------------------------------------------------------------
@@ -128,7 +128,7 @@ def _transpose(ops, x, dim0, dim1):
 
 
 defcomposite("transpose", "input: Tensor, dim0=0, dim1=1", _transpose, ref="torch.transpose",
-             flags=COMPLEX)
+             flags=COMPLEX | VIEW)
 
 
 # ---- expand --------------------------------------------------------------
@@ -190,10 +190,10 @@ def _flatten(ops, x, start_dim=0, end_dim=-1):
     return ops.reshape(x, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
-defcomposite("squeeze", "input: Tensor, dim=None", _squeeze, ref="torch.squeeze", flags=COMPLEX)
-defcomposite("unsqueeze", "input: Tensor, dim=0", _unsqueeze, ref="torch.unsqueeze", flags=COMPLEX)
+defcomposite("squeeze", "input: Tensor, dim=None", _squeeze, ref="torch.squeeze", flags=COMPLEX | VIEW)
+defcomposite("unsqueeze", "input: Tensor, dim=0", _unsqueeze, ref="torch.unsqueeze", flags=COMPLEX | VIEW)
 defcomposite("flatten", "input: Tensor, start_dim=0, end_dim=-1", _flatten, ref="torch.flatten",
-             flags=COMPLEX, node_name="ViewBackward0")
+             flags=COMPLEX | VIEW, node_name="ViewBackward0")
 
 
 # ---- cat -----------------------------------------------------------------
@@ -422,17 +422,17 @@ def _t(ops, x):
 
 
 defcomposite("narrow", "input: Tensor, dim, start, length", _narrow, ref="torch.narrow",
-             flags=COMPLEX, node_name="SliceBackward0")
+             flags=COMPLEX | VIEW, node_name="SliceBackward0")
 defcomposite("split", "tensor: Tensor, split_size_or_sections, dim=0", _split, ref="torch.split",
-             flags=COMPLEX)
-defcomposite("chunk", "input: Tensor, chunks, dim=0", _chunk, ref="torch.chunk", flags=COMPLEX,
+             flags=COMPLEX | VIEW)
+defcomposite("chunk", "input: Tensor, chunks, dim=0", _chunk, ref="torch.chunk", flags=COMPLEX | VIEW,
              node_name="SplitBackward0")
-defcomposite("unbind", "input: Tensor, dim=0", _unbind, ref="torch.unbind", flags=COMPLEX)
+defcomposite("unbind", "input: Tensor, dim=0", _unbind, ref="torch.unbind", flags=COMPLEX | VIEW)
 defcomposite("movedim", "input: Tensor, source, destination", _movedim, ref="torch.movedim",
-             flags=COMPLEX, node_name="PermuteBackward0")
+             flags=COMPLEX | VIEW, node_name="PermuteBackward0")
 defcomposite("unflatten", "input: Tensor, dim, sizes", _unflatten, ref="torch.unflatten",
-             flags=COMPLEX, node_name="ViewBackward0")
-defcomposite("t", "input: Tensor", _t, ref="torch.t", flags=COMPLEX)
+             flags=COMPLEX | VIEW, node_name="ViewBackward0")
+defcomposite("t", "input: Tensor", _t, ref="torch.t", flags=COMPLEX | VIEW)
 
 
 # ---- stack ---------------------------------------------------------------------------------
