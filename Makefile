@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-cnn demo-char demo-function test test-all bench clean
+.PHONY: demo demo-cnn demo-char demo-lstm demo-gpt demo-function test test-all bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,13 @@ demo-cnn: $(STAMP)
 # a GPT-style character model on the stdlib's docstrings: writes out/char_transformer/
 demo-char: $(STAMP)
 	$(VENV)/bin/python examples/train_char_transformer.py
+
+# word_language_model-style LSTM and nanoGPT-style GPT on the same text (README, "Examples")
+demo-lstm: $(STAMP)
+	$(VENV)/bin/python examples/train_char_lstm.py
+
+demo-gpt: $(STAMP)
+	$(VENV)/bin/python examples/train_nanogpt.py
 
 demo-function: $(STAMP)
 	$(VENV)/bin/python examples/custom_function.py

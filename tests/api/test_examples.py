@@ -149,3 +149,14 @@ def test_backward_frees_a_functions_saved_tensors():
     assert saved() is None and y.grad_fn is not None
     with pytest.raises(RuntimeError, match="freed"):
         y.grad_fn.saved_tensors
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["train_char_lstm", "train_nanogpt"])
+def test_quick_runs_of_the_lstm_and_nanogpt_examples_learn(name):
+    """Smoke runs of the whole programs (data, loop, eval); the first losses against torch
+    are checked in test_examples_match_torch.py."""
+    res = _load(name).main(["--quick"])
+    assert len(res["history"]) >= 20
+    assert res["val"] < res["history"][0]          # validation ends below the first loss
+    assert all(np.isfinite(res["history"]))
