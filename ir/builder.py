@@ -19,7 +19,7 @@ import numpy as np
 from . import types as T
 from .errors import TracegradError
 from .graph import Graph, Node, SourceLoc, Value
-from .registry import COMPLEX, REGISTRY, OpDef, bind, check_complex, get, plan_promotion
+from .registry import COMPLEX, DTYPE_ARG, REGISTRY, OpDef, bind, check_complex, get, plan_promotion
 
 
 def with_location(e: Exception, loc) -> Exception:
@@ -119,6 +119,8 @@ class Frontend:
             operands, attrs = args, op.default_attrs
             key = self.plan_key(op, (), args)
         else:
+            if op.flags & DTYPE_ARG and "dtype" in kwargs:
+                return self._call_in_dtype(op, args, kwargs)
             if op.decomp is not None:   # a CompositeDef: binds, checks and decomposes
                 return op.expand(self, args, kwargs)
             operands, attrs = bind(op, args, kwargs)
@@ -133,6 +135,25 @@ class Frontend:
                     _PLANS.clear()
                 _PLANS[key] = plan
         return self.run_plan(op, plan, operands)
+
+    def _call_in_dtype(self, op: OpDef, args: tuple, kwargs: dict):
+        """``op(x, ..., dtype=d)`` of a DTYPE_ARG op: ``op(x.to(d), ...)`` with a result of
+        dtype `d` (torch: "the input tensor is casted to dtype before the operation")."""
+        kwargs = dict(kwargs)
+        dtype = kwargs.pop("dtype")
+        if dtype is None:
+            return self.call(op.name, *args, **kwargs)
+        dtype = T.as_dtype(dtype)
+        if args:
+            x, args = args[0], args[1:]
+        elif op.inputs[0] in kwargs:
+            x = kwargs.pop(op.inputs[0])
+        else:
+            raise TypeError(f"{op.name}() missing required argument {op.inputs[0]!r}")
+        if getattr(x, "dtype", dtype) is not dtype:
+            x = self.call("convert", x, dtype)
+        out = self.call(op.name, x, *args, **kwargs)
+        return out if out.dtype is dtype else self.call("convert", out, dtype)
 
     def run_plan(self, op: OpDef, plan: _Plan, operands):
         """Promote `operands` as `plan` says, `apply`, and return the result(s).

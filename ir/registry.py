@@ -38,6 +38,8 @@ CREATION = 1 << 7      # no tensor inputs (full, arange)
 INTERNAL = 1 << 8      # an IR-level op, not exported as tg.<name> / Tensor.<name>
 COMPLEX = 1 << 9       # accepts complex64/complex128 operands (its VJP follows torch's conjugate
                        # Wirtinger convention); every other op rejects them (`check_complex`)
+DTYPE_ARG = 1 << 10    # a `dtype=` keyword casts the input to it first and the result is that
+                       # dtype (torch.sum, mean, softmax, log_softmax: Frontend.call)
 
 REQUIRED = object()    # attribute default meaning "must be given"
 

@@ -10,7 +10,7 @@ import math
 from .. import attr_kinds as K
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import AUTOCAST_FP32, AUTOCAST_LOWER, COMPLEX, INTERNAL, defcomposite, defop
+from ..registry import AUTOCAST_FP32, AUTOCAST_LOWER, COMPLEX, DTYPE_ARG, INTERNAL, defcomposite, defop
 from ._cost import SOFTMAX
 from ._common import norm_dim, require_float
 from .conv import _fail, _ttype
@@ -41,14 +41,15 @@ def _log_softmax_kernel(xp, x, *, dim):
 
 # d softmax: y * (ct - sum(ct * y));  d log_softmax: ct - exp(y) * sum(ct)
 defop("softmax", "input", attrs=(("dim", -1, K.DIM),), canon=_canon_dim("softmax"),
-      infer=_float_infer("softmax"), kernel=_softmax_kernel, ref="torch.softmax",
+      infer=_float_infer("softmax"), kernel=_softmax_kernel, flags=DTYPE_ARG, ref="torch.softmax",
       vjp=lambda b, ct, x, out, *, dim: [
           b.mul(out, b.sub(ct, b.sum(b.mul(ct, out), (dim,), True)))],
           jvp=lambda b, t, x, out, *, dim: b.mul(out, b.sub(t, b.sum(b.mul(t, out), (dim,), True))),
       cost=SOFTMAX, autocast={"cuda": AUTOCAST_FP32})
 
 defop("log_softmax", "input", attrs=(("dim", -1, K.DIM),), canon=_canon_dim("log_softmax"),
-      infer=_float_infer("log_softmax"), kernel=_log_softmax_kernel, ref="torch.log_softmax",
+      infer=_float_infer("log_softmax"), kernel=_log_softmax_kernel, flags=DTYPE_ARG,
+      ref="torch.log_softmax",
       vjp=lambda b, ct, x, out, *, dim: [
           b.sub(ct, b.mul(b.exp(out), b.sum(ct, (dim,), True)))],
           jvp=lambda b, t, x, out, *, dim: b.sub(t, b.sum(b.mul(b.exp(out), t), (dim,), True)),

@@ -14,7 +14,7 @@ from .. import attr_kinds as K
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError
-from ..registry import (AUTOCAST_FP32, CHEAP, COMPLEX, INTERNAL, LINEAR, NONDIFF, REDUCTION,
+from ..registry import (AUTOCAST_FP32, CHEAP, COMPLEX, DTYPE_ARG, INTERNAL, LINEAR, NONDIFF, REDUCTION,
                         REQUIRED, TO_FLOAT, Fusion, defcomposite, defop)
 from ._common import (accumulate_dtype, accumulate_np_dtype, canon_reduce, mul_conj, norm_dim,
                       norm_dims, reduce_shape)
@@ -49,7 +49,7 @@ def _sum_over_no_dims(b, n, ins):
 
 
 defop("sum", "input", attrs=(("dim", None, K.DIMS_OPT), ("keepdim", False, K.BOOL)), canon=canon_reduce("sum"),
-      infer=_sum_infer, kernel=_sum_kernel, flags=RED | COMPLEX, ref="torch.sum",
+      infer=_sum_infer, kernel=_sum_kernel, flags=DTYPE_ARG | RED | COMPLEX, ref="torch.sum",
       vjp=lambda b, ct, x, out, *, dim, keepdim: [_unreduce(b, ct, x, dim, keepdim)], jvp=LINEAR,
       fusion=Fusion.REDUCE_SUM, autocast={"cuda": AUTOCAST_FP32}, simplify=_sum_over_no_dims)
 
@@ -466,7 +466,7 @@ def _mean(ops, x, dim=None, keepdim=False):
     return ops.div(ops.sum(x, dims, keepdim), float(n))
 
 
-defcomposite("mean", "input: Tensor, dim=None, keepdim=False", _mean, flags=COMPLEX,
+defcomposite("mean", "input: Tensor, dim=None, keepdim=False", _mean, flags=COMPLEX | DTYPE_ARG,
              ref="torch.mean")
 
 
