@@ -22,6 +22,7 @@ from .._ops import (adaptive_avg_pool2d, avg_pool2d, binary_cross_entropy,
                     smooth_l1_loss, softmax, softplus, tanh)
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
+from .functional_sampling import affine_grid, grid_sample  # noqa: F401
 from .functional_spatial import (bilinear, dropout1d, dropout2d, dropout3d, fold,  # noqa: F401
                                  interpolate, logsigmoid, pixel_shuffle, pixel_unshuffle, unfold)
 
@@ -164,5 +165,5 @@ __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entr
            "scaled_dot_product_attention", "sigmoid", "silu", "smooth_l1_loss", "softmax",
            "softplus", "tanh",
            # functional_spatial.py
-           "bilinear", "dropout1d", "dropout2d", "dropout3d", "fold", "interpolate",
+           "affine_grid", "bilinear", "dropout1d", "dropout2d", "dropout3d", "fold", "grid_sample", "interpolate",
            "logsigmoid", "pixel_shuffle", "pixel_unshuffle", "unfold"]
