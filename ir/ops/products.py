@@ -9,6 +9,7 @@ import numpy as np
 from .. import types as T
 from ..errors import DTypeError, ShapeError
 from ..registry import AUTOCAST_LOWER, AUTOCAST_PROMOTE, COMPLEX, INTERNAL, defcomposite, defop
+from . import _blas
 from ._cost import MATMUL
 from ._common import bilinear_jvp, conj_if_complex, fmt_types, norm_dim
 from ._matrix import _ty, _fail, _need_tensors, _same_dtype, _eye, _mT
@@ -33,9 +34,9 @@ def _bmm_infer(types, **_):
 def _bmm_kernel(xp, a, b):
     if xp is np and b.ndim == 2 and a.ndim > 2:
         # one 2-D GEMM instead of NumPy's loop of one BLAS call per batch matrix
-        out = xp.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[-1:])
+        out = _blas.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[-1:])
     else:
-        out = xp.matmul(a, b)
+        out = _blas.matmul(a, b) if xp is np else xp.matmul(a, b)
     # NumPy's bfloat16 matmul (ml_dtypes) returns float32
     return out if out.dtype == a.dtype else out.astype(a.dtype)
 
