@@ -40,7 +40,7 @@ LAYERS = {
              "tracegrad._out"],
     "autograd": ["tracegrad.autograd", "tracegrad.func", "tracegrad.linalg",
                  "tracegrad.serialization", "tracegrad.cuda", "tracegrad.accelerator",
-                 "tracegrad.distributed", "tracegrad.onnx"],
+                 "tracegrad.distributed", "tracegrad.onnx", "tracegrad.jit"],
     "compiler": ["tracegrad.compiler"],
     "top": ["tracegrad.nn", "tracegrad.optim", "tracegrad.utils", "tracegrad.cli", "tracegrad"],
 }

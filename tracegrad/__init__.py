@@ -65,7 +65,7 @@ from ._config import (get_default_dtype, get_num_interop_threads, get_num_thread
 from ._tensor_types import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor,  # noqa: E402
                             DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
                             ShortTensor)
-from . import accelerator, backends, distributed, onnx  # noqa: E402
+from . import accelerator, backends, distributed, jit, onnx  # noqa: E402
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
 
 from ._dump import configure_logging as _configure_logging  # noqa: E402

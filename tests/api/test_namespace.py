@@ -127,5 +127,26 @@ def test_refused_extras_say_what_to_use():
         tg.onnx.verification
 
 
+def test_torchscript_is_refused_naming_tg_compile_and_its_markers_pass_through():
+    with pytest.raises(NotImplementedError, match=r"tracegrad.jit.script: .*tg.compile"):
+        tg.jit.script(nn.Linear(2, 2))
+    with pytest.raises(NotImplementedError, match=r"tracegrad.jit.trace: .*tg.compile"):
+        tg.jit.trace(nn.Linear(2, 2), tg.ones(1, 2))
+    with pytest.raises(NotImplementedError, match="tracegrad.jit.ScriptModule"):
+        tg.jit.ScriptModule
+    assert not hasattr(tg.jit, "ScriptModule")      # probes read it as missing
+
+    @tg.jit.ignore
+    def f(x):
+        return x + 1
+
+    @tg.jit.ignore(drop=True)
+    def g(x):
+        return x * 2
+
+    assert f(1) == 2 and g(2) == 4
+    assert tg.jit.is_scripting() is False and tg.jit.is_tracing() is False
+
+
 def test_pickled_size_and_dtype_round_trip():
     assert pickle.loads(pickle.dumps(tg.Size([1, 2]))) == (1, 2)
