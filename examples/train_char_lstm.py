@@ -123,12 +123,12 @@ def evaluate(model, stream: np.ndarray, bptt: int) -> float:
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--chars", type=int, default=400_000, help="characters of text to use")
+    p.add_argument("--chars", type=int, default=150_000, help="characters of text to use")
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--bptt", type=int, default=32, help="characters per step and column")
-    p.add_argument("--emb", type=int, default=64)
-    p.add_argument("--hidden", type=int, default=128)
+    p.add_argument("--bptt", type=int, default=16, help="characters per step and column")
+    p.add_argument("--emb", type=int, default=32)
+    p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--dropout", type=float, default=0.2)
     p.add_argument("--lr", type=float, default=2.0, help="SGD's initial learning rate")
