@@ -97,3 +97,10 @@ class CharData:
         rows = starts[:, None] + np.arange(block + 1)
         windows = split[rows]
         return windows[:, :-1], windows[:, 1:]
+
+
+def apply_quick(parser, args, **values) -> None:
+    """``--quick``: set each of `values` on `args` where the user left it at its default."""
+    for k, v in values.items():
+        if getattr(args, k) == parser.get_default(k):
+            setattr(args, k, v)

@@ -35,7 +35,7 @@ import tracegrad.nn as nn
 import tracegrad.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # char_data: next to this file
-from char_data import CharData, stdlib_docstrings  # noqa: E402
+from char_data import CharData, apply_quick, stdlib_docstrings  # noqa: E402
 
 
 class CharLSTM(nn.Module):
@@ -139,9 +139,7 @@ def parse_args(argv=None):
     p.add_argument("--quick", action="store_true", help="a smoke run: 40K characters, tiny model")
     args = p.parse_args(argv)
     if args.quick:
-        for k, v in dict(chars=40_000, batch=8, emb=16, hidden=32, layers=1).items():
-            if getattr(args, k) == p.get_default(k):
-                setattr(args, k, v)
+        apply_quick(p, args, chars=40_000, batch=8, emb=16, hidden=32)
     return args
 
 

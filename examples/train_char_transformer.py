@@ -43,7 +43,7 @@ import tracegrad.nn.functional as F
 from tracegrad.optim.lr_scheduler import OneCycleLR
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # char_data: next to this file
-from char_data import CharData, stdlib_docstrings  # noqa: E402,F401  (the tests read both here)
+from char_data import CharData, apply_quick, stdlib_docstrings  # noqa: E402,F401  (the tests read both here)
 
 # ---- model -----------------------------------------------------------------------------------
 class Block(nn.Module):
@@ -217,11 +217,8 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     if args.quick:
-        quick = dict(steps=30, chars=100_000, batch=8, block=32, d_model=32, heads=2,
-                     layers=1, eval_every=30, eval_batches=4, sample_chars=16)
-        for k, v in quick.items():       # --quick sets what was left at its default
-            if getattr(args, k) == p.get_default(k):
-                setattr(args, k, v)
+        apply_quick(p, args, steps=30, chars=100_000, batch=8, block=32, d_model=32, heads=2,
+                    layers=1, eval_every=30, eval_batches=4, sample_chars=16)
     if args.d_model % args.heads:
         p.error(f"--d-model {args.d_model} must be divisible by --heads {args.heads}")
     return args

@@ -30,7 +30,7 @@ import tracegrad.nn as nn
 import tracegrad.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # char_data: next to this file
-from char_data import CharData, stdlib_docstrings  # noqa: E402
+from char_data import CharData, apply_quick, stdlib_docstrings  # noqa: E402
 
 
 class CausalSelfAttention(nn.Module):
@@ -184,10 +184,8 @@ def parse_args(argv=None):
     p.add_argument("--quick", action="store_true", help="a smoke run: 20 steps, tiny model")
     args = p.parse_args(argv)
     if args.quick:
-        for k, v in dict(chars=40_000, max_iters=20, batch_size=4, block_size=16, n_embd=16,
-                         n_layer=1, n_head=2, warmup_iters=5, eval_batches=2).items():
-            if getattr(args, k) == p.get_default(k):
-                setattr(args, k, v)
+        apply_quick(p, args, chars=40_000, max_iters=20, batch_size=4, block_size=16, n_embd=16,
+                    n_layer=1, n_head=2, warmup_iters=5, eval_batches=2)
     return args
 
 
