@@ -1,0 +1,67 @@
+"""The autograd features a compiled program cannot keep, found before they are lost.
+
+A compiled call must give eager's values, gradients and hook calls (docs/autograd.md,
+"Compiled vs eager").  Where the program cannot, the call runs eagerly with a warning, or
+raises with ``fullgraph=True``; never a silent difference:
+
+- saved-tensor hooks (``saved_tensors_hooks``, ``save_on_cpu``) active around the call
+  (`saved_hooks_reason`): a compiled program keeps its saved values itself, so the pack
+  hook would never see them;
+- ``retain_grad()`` or ``register_hook`` on an intermediate whose backward runs after the
+  call (`escaping_hooks`, a graph break at the end of the trace): the static backward
+  program of the returned tensors has no node per intermediate to run them at.  Hooks on
+  the arguments and parameters (leaves) run as in eager, and so do hooks and
+  ``retain_grad`` on intermediates when ``backward()`` is called inside the function.
+"""
+from __future__ import annotations
+
+from tracegrad.ir.errors import TraceError
+
+from .. import _state
+
+
+def saved_hooks_reason() -> str | None:
+    """Why this call must run eagerly because of saved-tensor hooks, or None."""
+    local = _state.local
+    if local.saved_hooks and local.grad_enabled:
+        return ("saved-tensor hooks (tg.autograd.graph.saved_tensors_hooks / save_on_cpu) are "
+                "active around the call, and a compiled program keeps its saved values without "
+                "calling them")
+    return None
+
+
+class EscapingHookBreak(TraceError):
+    """The graph break `escaping_hooks` raises: the function ran to its end, so an eager
+    re-run repeats every statement that stored a traced tensor (compile.py checks for
+    stale tensors after that re-run, not before it)."""
+
+
+def _hooked(node) -> str | None:
+    if node.retained:
+        return "retain_grad()"
+    ex = node.extra
+    if ex is not None and (ex.tensor_hooks or ex.pre_hooks or ex.post_hooks):
+        return "register_hook" if ex.tensor_hooks else "a backward-node hook"
+    return None
+
+
+def escaping_hooks(grad_outputs: list, first_seq: int) -> None:
+    """Raise `TraceError` (a graph break) when a node recorded by this trace (sequence number
+    above `first_seq`) on the way back from a returned tensor that still requires grad has a
+    hook or a retained gradient: the backward run after the call would skip it."""
+    stack = [t.grad_fn for t in grad_outputs if t.grad_fn is not None]
+    seen: set = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or getattr(node, "seq", -1) <= first_seq:
+            continue
+        seen.add(id(node))
+        what = _hooked(node)
+        if what is not None:
+            loc = getattr(node, "loc", None)
+            where = f" (the tensor made at {loc})" if loc else ""
+            raise EscapingHookBreak(
+                f"tg.compile: {what} on an intermediate tensor{where} whose backward runs "
+                "after the compiled call: the compiled backward program has no step for it; "
+                "call backward() inside the compiled function, or register the hook outside it")
+        stack.extend(e[0] for e in node.edges if e is not None)
