@@ -309,12 +309,13 @@ def test_detect_anomaly_names_the_node_and_line_and_leaves_state(executor):
     np.testing.assert_array_equal(opt.state[w]["momentum_buffer"].numpy(), before[2])
     # zero_grad ran before the backward raised, as eagerly (torch: the same)
     assert w.grad.tolist() == [0.0, 0.0]
-    with tg.autograd.detect_anomaly():   # finite again: the compiled program runs
-        with tg.no_grad():
-            w[0] = 4.0
-        runs = compiled.programs[0].runs
-        compiled()
-        assert compiled.programs[0].runs == runs + 1
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        with tg.autograd.detect_anomaly():   # finite again: the compiled program runs
+            with tg.no_grad():
+                w[0] = 4.0
+            runs = compiled.programs[0].runs
+            compiled()
+            assert compiled.programs[0].runs == runs + 1
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)
@@ -390,3 +391,84 @@ def test_dropout_training_step_loss_by_loss(executor):
     np.testing.assert_allclose(compiled[0], eager[0], rtol=1e-6, atol=1e-7)
     assert compiled[1] == eager[1]          # the stream advanced alike
     assert len(set(eager[0])) == 6          # a different mask each step
+
+
+# ---- custom Functions and module backward hooks with backward outside -------------------------
+class _Scale(tg.autograd.Function):
+    """Forward doubles, backward scales by 10: a backward its forward ops do not give."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 10
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_custom_function_differentiated_after_the_call_runs_its_backward(executor):
+    def f(x):
+        return _Scale.apply(x).sum()
+
+    for how, fn in _runs(f, executor):
+        x = tg.tensor([1., -2.], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # the compiled one's graph-break warning
+            fn(x).backward()
+        assert x.grad.tolist() == [10.0, 10.0], how   # torch 2.13
+    with pytest.raises(TraceError, match="the autograd.Function _Scale .* is differentiated "
+                                         "after the compiled call"):
+        tg.compile(f, executor=executor, fullgraph=True)(tg.tensor([1.], requires_grad=True))
+
+    def inside(x):
+        loss = _Scale.apply(x).sum()
+        loss.backward()
+        return loss
+
+    fn = tg.compile(inside, executor=executor, fullgraph=True)   # compiles: no break
+    x = tg.tensor([1., -2.], requires_grad=True)
+    fn(x)
+    assert x.grad.tolist() == [10.0, 10.0] and fn.traces == 1
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_module_backward_hook_with_backward_after_the_call(executor):
+    lin = tg.nn.Linear(2, 2)
+    with tg.no_grad():
+        lin.weight.copy_(tg.tensor([[0.5, -1.0], [2.0, 0.25]]))
+        lin.bias.copy_(tg.tensor([0.1, -0.2]))
+    calls = []
+    lin.register_full_backward_hook(
+        lambda m, gi, go: (calls.append((gi[0].tolist(), go[0].tolist())), (gi[0] * 3,))[1])
+    for how, fn in _runs(lambda x: (lin(x) ** 2).sum(), executor):
+        calls.clear()
+        lin.zero_grad()
+        x = tg.tensor([[1., 2.]], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn(x).backward()
+        # torch 2.13
+        np.testing.assert_allclose(calls[0][0], [[7.799999713897705, 3.9499998092651367]],
+                                   rtol=1e-6)
+        np.testing.assert_allclose(calls[0][1], [[-2.799999952316284, 4.599999904632568]],
+                                   rtol=1e-6)
+        assert len(calls) == 1, how
+        np.testing.assert_allclose(x.grad.numpy(), [[23.399999618530273, 11.84999942779541]],
+                                   rtol=1e-6)
+        np.testing.assert_allclose(lin.weight.grad.numpy(), [[-2.799999952316284, -5.599999904632568],
+                                                             [4.599999904632568, 9.199999809265137]],
+                                   rtol=1e-6)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_an_input_written_in_place_is_bumped_once(executor):
+    def f(x):
+        x.view(-1)[2:].mul_(2)
+        return x.sum()
+
+    for how, fn in _runs(f, executor):
+        x = tg.tensor([1., 2., 3., 4.], requires_grad=True) * 1
+        fn(x)
+        assert x._version == 1, how   # torch 2.13: 1
+        assert x.grad_fn is not None and x.requires_grad

@@ -109,10 +109,13 @@ class Entry:
         distinct(outs, inputs)   # each tensor written below gets a buffer of its own
         lifted = [a for a in args] + [ref() for ref, *_ in self.lifted]
         k = tr.first_mutated_output
+        attach = self.grad_plan is not None and _state.local.grad_enabled
+        dirty = set(tr.dirty) if attach else ()   # mark_dirty bumps their version (once)
         for i in tr.mutated:
             t = lifted[i]
             t._data = outs[k]
-            t._vc[0] += 1
+            if i not in dirty:
+                t._vc[0] += 1
             k += 1
             if t._views:
                 refresh_views(t)
@@ -130,7 +133,7 @@ class Entry:
         for t, idx in tr.escaped:
             t._data = outs[idx]
         override = {}
-        if self.grad_plan is not None and _state.local.grad_enabled:
+        if attach:
             override = self.grad_plan.attach(outs, inputs, lifted, self.executor)
         return _unflatten(tr.out_tree, outs, override)
 

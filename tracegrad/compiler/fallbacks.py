@@ -7,15 +7,18 @@ raises with ``fullgraph=True``; never a silent difference:
 - saved-tensor hooks (``saved_tensors_hooks``, ``save_on_cpu``) active around the call
   (`saved_hooks_reason`): a compiled program keeps its saved values itself, so the pack
   hook would never see them;
-- ``retain_grad()`` or ``register_hook`` on an intermediate whose backward runs after the
-  call (`escaping_hooks`, a graph break at the end of the trace): the static backward
-  program of the returned tensors has no node per intermediate to run them at.  Hooks on
-  the arguments and parameters (leaves) run as in eager, and so do hooks and
-  ``retain_grad`` on intermediates when ``backward()`` is called inside the function.
+- ``retain_grad()``, ``register_hook`` (tensor or node hooks, module backward hooks) on
+  an intermediate, or an ``autograd.Function``, whose backward runs after the call
+  (`escaping_hooks`, a graph break at the end of the trace): the static backward program
+  of the returned tensors is derived from the traced ops, with no step per intermediate
+  to run a hook at, and a Function's forward ops traced in place of its own backward.
+  Hooks on the arguments and parameters (leaves) run as in eager, and so do all of
+  these when ``backward()`` is called inside the function.
 """
 from __future__ import annotations
 
 from tracegrad.ir.errors import TraceError
+from tracegrad.ir.ops.host import CUSTOM_FUNCTION
 
 from .. import _state
 
@@ -37,6 +40,8 @@ class EscapingHookBreak(TraceError):
 
 
 def _hooked(node) -> str | None:
+    if node.op is CUSTOM_FUNCTION:
+        return f"the autograd.Function {node.attrs.get('name', '')}"
     if node.retained:
         return "retain_grad()"
     ex = node.extra
@@ -48,7 +53,8 @@ def _hooked(node) -> str | None:
 def escaping_hooks(grad_outputs: list, first_seq: int) -> None:
     """Raise `TraceError` (a graph break) when a node recorded by this trace (sequence number
     above `first_seq`) on the way back from a returned tensor that still requires grad has a
-    hook or a retained gradient: the backward run after the call would skip it."""
+    hook or a retained gradient, or is a custom Function: the backward run after the call
+    would skip it."""
     stack = [t.grad_fn for t in grad_outputs if t.grad_fn is not None]
     seen: set = set()
     while stack:
@@ -59,6 +65,13 @@ def escaping_hooks(grad_outputs: list, first_seq: int) -> None:
         what = _hooked(node)
         if what is not None:
             loc = getattr(node, "loc", None)
+            if node.op is CUSTOM_FUNCTION:
+                where = f" (applied at {loc})" if loc else ""
+                raise EscapingHookBreak(
+                    f"tg.compile: {what}{where} is differentiated after the compiled call, "
+                    "where the compiled backward program would differentiate its traced "
+                    "forward instead of running its backward; call backward() inside the "
+                    "compiled function")
             where = f" (the tensor made at {loc})" if loc else ""
             raise EscapingHookBreak(
                 f"tg.compile: {what} on an intermediate tensor{where} whose backward runs "
