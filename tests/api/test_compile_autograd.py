@@ -472,3 +472,38 @@ def test_an_input_written_in_place_is_bumped_once(executor):
         fn(x)
         assert x._version == 1, how   # torch 2.13: 1
         assert x.grad_fn is not None and x.requires_grad
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_anomaly_mode_and_saved_hooks_entered_inside_the_function_break_the_graph(executor):
+    def anomalous(w):
+        with tg.autograd.detect_anomaly():
+            loss = tg.sqrt(w).sum()
+            loss.backward()
+        return loss
+
+    def packed(x):
+        with tg.autograd.graph.saved_tensors_hooks(lambda t: 2 * t, lambda t: t):
+            loss = (x * x).sum() / 2
+        loss.backward()
+        return loss
+
+    for how, fn in _runs(anomalous, executor):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(RuntimeError, match="Function 'SqrtBackward0' returned nan"):
+                fn(tg.tensor([-1.0, 1.0], requires_grad=True))   # torch 2.13's error
+        if how == "compiled":
+            assert any("detect_anomaly() / set_detect_anomaly(True) entered inside the "
+                       "compiled function" in str(w.message) for w in caught)
+    for how, fn in _runs(packed, executor):
+        x = tg.tensor([1., 2.], requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fn(x)
+        assert x.grad.tolist() == [2.0, 4.0], how   # torch 2.13
+        if how == "compiled":
+            assert any("saved-tensor hooks (saved_tensors_hooks / save_on_cpu) entered inside "
+                       "the compiled function" in str(w.message) for w in caught)
+    with pytest.raises(TraceError, match="saved-tensor hooks .* entered inside"):
+        tg.compile(packed, executor=executor, fullgraph=True)(tg.tensor([1.], requires_grad=True))

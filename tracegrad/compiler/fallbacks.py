@@ -7,6 +7,8 @@ raises with ``fullgraph=True``; never a silent difference:
 - saved-tensor hooks (``saved_tensors_hooks``, ``save_on_cpu``) active around the call
   (`saved_hooks_reason`): a compiled program keeps its saved values itself, so the pack
   hook would never see them;
+- saved-tensor hooks or anomaly mode entered inside the traced function (`entered_inside`,
+  a graph break at the first op under them): the program runs outside them;
 - ``retain_grad()``, ``register_hook`` (tensor or node hooks, module backward hooks) on
   an intermediate, or an ``autograd.Function``, whose backward runs after the call
   (`escaping_hooks`, a graph break at the end of the trace): the static backward program
@@ -21,6 +23,29 @@ from tracegrad.ir.errors import TraceError
 from tracegrad.ir.ops.host import CUSTOM_FUNCTION
 
 from .. import _state
+
+
+def active_extras() -> tuple:
+    """(anomaly mode on, saved-tensor hooks on) now."""
+    local = _state.local
+    return bool(local.anomaly), bool(local.saved_hooks)
+
+
+def entered_inside(outer: tuple) -> None:
+    """Raise `TraceError` (a graph break at this op) when the traced function itself turned on
+    anomaly mode or saved-tensor hooks (`outer`: what was on around the call): the program
+    runs later, outside them, where neither could take effect."""
+    anomaly, hooks = active_extras()
+    if anomaly and not outer[0]:
+        raise TraceError(
+            "tg.compile: detect_anomaly() / set_detect_anomaly(True) entered inside the compiled "
+            "function, which its compiled program cannot honour; enter it around the call (a "
+            "call whose outputs are not finite then re-runs eagerly and raises as eagerly)")
+    if hooks and not outer[1]:
+        raise TraceError(
+            "tg.compile: saved-tensor hooks (saved_tensors_hooks / save_on_cpu) entered inside "
+            "the compiled function: its compiled program keeps its saved values without "
+            "calling them; use them around the call (which then runs eagerly)")
 
 
 def saved_hooks_reason() -> str | None:

@@ -38,7 +38,7 @@ from .. import _state
 from .._views import refresh
 from ..dispatch.tape import next_mark
 from ..tensor import Tensor
-from .fallbacks import escaping_hooks
+from .fallbacks import active_extras, entered_inside, escaping_hooks
 from .scalar_guards import is_number
 
 
@@ -141,6 +141,7 @@ class Tracer:
         self.guards: dict = {}                # key -> check() (see `guard`)
         self.snapshots = [_snapshot(o) for o in list(_STATEFUL)]   # for `abandon`
         self.first_seq = next_mark()          # tape nodes above it were recorded by the trace
+        self.outer_extras = active_extras()   # modes already on around the call
 
     # ---- hooks called by Tensor, Module and the dispatcher -------------------------
     def module_used(self, m) -> None:
@@ -191,6 +192,8 @@ class Tracer:
         return v
 
     def emit(self, op, operands, attrs, out_types) -> list[Value]:
+        if _state.local.record_extras:   # anomaly mode, saved-tensor hooks (or inference)
+            entered_inside(self.outer_extras)
         ins = [self.value_of(t) for t in operands]
         prov = _state.local.provenance
         if prov is None:
