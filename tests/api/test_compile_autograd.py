@@ -507,3 +507,25 @@ def test_anomaly_mode_and_saved_hooks_entered_inside_the_function_break_the_grap
                        "the compiled function" in str(w.message) for w in caught)
     with pytest.raises(TraceError, match="saved-tensor hooks .* entered inside"):
         tg.compile(packed, executor=executor, fullgraph=True)(tg.tensor([1.], requires_grad=True))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_compiled_output_frees_its_graph_and_backs_a_double_backward(executor):
+    for how, fn in _runs(lambda x: (x.sin() * x).sum(), executor):
+        x = tg.tensor([1., 2.], requires_grad=True)
+        loss = fn(x)
+        loss.backward(retain_graph=True)
+        loss.backward()
+        np.testing.assert_allclose(x.grad.numpy(), [2.7635464668273926, 0.15400755405426025],
+                                   rtol=1e-6)
+        with pytest.raises(RuntimeError, match="Trying to backward through the graph a second "
+                                               "time"):   # torch 2.13's message
+            loss.backward()
+        x = tg.tensor([1., 2.], requires_grad=True)
+        g, = tg.autograd.grad(fn(x), x, create_graph=True)
+        (g * g).sum().backward()
+        # torch 2.13
+        np.testing.assert_allclose(g.detach().numpy(), [1.3817732334136963, 0.07700371742248535],
+                                   rtol=1e-5)
+        np.testing.assert_allclose(x.grad.numpy(), [0.6608572006225586, -0.40825656056404114],
+                                   rtol=1e-5)

@@ -96,6 +96,7 @@ class _CompiledBackward(Function):
 
     @staticmethod
     def backward(ctx, *cts):
+        ctx.saved_tensors   # noqa: B018  torch's error once a backward freed the graph
         plan = ctx.plan
         if _state.local.grad_enabled or _state.local.anomaly:
             grads = _replay(ctx, cts)
