@@ -31,7 +31,15 @@ calls with the same guards run eagerly without trying to trace again.
 
 Buffers: inputs the program overwrites (mutated parameters, in-place
 ``.grad`` accumulation, optimizer state) are donated to XLA
-(``donate_argnums``), so the updated values reuse their buffers.
+(``donate_argnums``), so the updated values reuse their buffers.  The cache entry and the
+write-back of a call's effects are entry.py: every tensor written gets a buffer of its own,
+and nothing is written before the whole program ran.
+
+Autograd features a compiled program cannot keep (saved-tensor hooks around or inside
+the call, hooks or custom Functions on intermediates differentiated after it, anomaly
+mode entered inside) run the call eagerly with a warning, or raise with
+``fullgraph=True`` (fallbacks.py); under ``detect_anomaly()`` a call whose outputs are
+not finite runs again eagerly, so the error names the backward node and the line.
 
 Data parallelism: with ``mesh=`` and ``data_axis=`` the program is lowered with
 `jax.sharding` input shardings: the batch split, everything else replicated
