@@ -529,3 +529,21 @@ def test_a_compiled_output_frees_its_graph_and_backs_a_double_backward(executor)
                                    rtol=1e-5)
         np.testing.assert_allclose(x.grad.numpy(), [0.6608572006225586, -0.40825656056404114],
                                    rtol=1e-5)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_plain_argument_multiplied_in_place_by_a_parameter_gains_its_history(executor):
+    def f(x, w):
+        x.mul_(w)
+
+    for how, fn in _runs(f, executor):
+        w = tg.tensor([2., 3.], requires_grad=True)
+        x = tg.tensor([1., 1.])
+        fn(x, w)
+        assert x.requires_grad and x.tolist() == [2.0, 3.0], how
+        (x * x).sum().backward()
+        assert w.grad.tolist() == [4.0, 6.0], how   # torch 2.13
+        x = tg.tensor([1., 1.])
+        with tg.no_grad():
+            fn(x, w)
+        assert not x.requires_grad and x.tolist() == [2.0, 3.0], how
