@@ -445,9 +445,12 @@ def test_a_module_backward_hook_with_backward_after_the_call(executor):
         calls.clear()
         lin.zero_grad()
         x = tg.tensor([[1., 2.]], requires_grad=True)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             fn(x).backward()
+        if how == "compiled":
+            assert any("a module backward hook (register_full_backward_hook / _pre_hook) "
+                       "(applied at " in str(w.message) for w in caught)
         # torch 2.13
         np.testing.assert_allclose(calls[0][0], [[7.799999713897705, 3.9499998092651367]],
                                    rtol=1e-6)

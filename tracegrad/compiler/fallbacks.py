@@ -66,7 +66,10 @@ class EscapingHookBreak(TraceError):
 
 def _hooked(node) -> str | None:
     if node.op is CUSTOM_FUNCTION:
-        return f"the autograd.Function {node.attrs.get('name', '')}"
+        # a Function standing for something else names it (`_described_as`: the identity
+        # Functions of module backward hooks, nn/modules/hooks.py)
+        described = getattr(getattr(node, "_forward_cls", None), "_described_as", None)
+        return described or f"the autograd.Function {node.attrs.get('name', '')}"
     if node.retained:
         return "retain_grad()"
     ex = node.extra
