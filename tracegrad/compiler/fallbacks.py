@@ -81,13 +81,17 @@ def _hooked(node) -> str | None:
 def escaping_hooks(grad_outputs: list, first_seq: int) -> None:
     """Raise `TraceError` (a graph break) when a node recorded by this trace (sequence number
     above `first_seq`) on the way back from a returned tensor that still requires grad has a
-    hook or a retained gradient, or is a custom Function: the backward run after the call
-    would skip it."""
+    hook or a retained gradient, or is a custom Function, and no backward() inside the
+    function has freed it: the backward run after the call would skip it."""
     stack = [t.grad_fn for t in grad_outputs if t.grad_fn is not None]
     seen: set = set()
     while stack:
         node = stack.pop()
         if id(node) in seen or getattr(node, "seq", -1) <= first_seq:
+            continue
+        if getattr(node, "saved_inputs", ()) is None:
+            # freed by a backward() inside the function, which ran its hooks: a backward
+            # through it after the call raises, as eagerly
             continue
         seen.add(id(node))
         what = _hooked(node)
