@@ -431,6 +431,17 @@ def test_a_custom_function_differentiated_after_the_call_runs_its_backward(execu
     fn(x)
     assert x.grad.tolist() == [10.0, 10.0] and fn.traces == 1
 
+    def also_returns(x):   # a second result through the Function the backward() freed
+        y = _Scale.apply(x)
+        loss = y.sum()
+        loss.backward()
+        return loss, (y * y).sum()
+
+    fn = tg.compile(also_returns, executor=executor, fullgraph=True)   # no break either
+    x = tg.tensor([1., -2.], requires_grad=True)
+    loss, other = fn(x)
+    assert x.grad.tolist() == [10.0, 10.0] and other.item() == 20.0 and fn.traces == 1
+
 
 @pytest.mark.parametrize("executor", EXECUTORS)
 def test_a_module_backward_hook_with_backward_after_the_call(executor):
