@@ -18,6 +18,7 @@ from tracegrad.ir.graph import Graph, Node as IRNode
 from tracegrad.passes import build_backward
 
 from .. import _dump, _state
+from ..backends.buffers import distinct
 from ..backends.executable import Executable
 from . import anomaly, hooks, profiler
 from .function import CUSTOM_FUNCTION
@@ -86,6 +87,11 @@ class BackwardProgram:
         return self._nan_plan
 
     def run_arrays(self, arrays: list, run: hooks.BackwardRun | None = None) -> list[np.ndarray]:
+        """The gradients, each its own buffer (two equal gradients CSE merged, or one that is
+        the cotangent passed through, become ``.grad`` tensors: backends/buffers.py)."""
+        return distinct(self._run_arrays(arrays, run), arrays)
+
+    def _run_arrays(self, arrays: list, run: hooks.BackwardRun | None) -> list[np.ndarray]:
         executor = _state.get_executor()
         if _state.local.anomaly:   # node by node on NumPy, with checks
             self.runs += 1

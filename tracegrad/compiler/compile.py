@@ -31,7 +31,15 @@ calls with the same guards run eagerly without trying to trace again.
 
 Buffers: inputs the program overwrites (mutated parameters, in-place
 ``.grad`` accumulation, optimizer state) are donated to XLA
-(``donate_argnums``), so the updated values reuse their buffers.
+(``donate_argnums``), so the updated values reuse their buffers.  The cache entry and the
+write-back of a call's effects are entry.py: every tensor written gets a buffer of its own,
+and nothing is written before the whole program ran.
+
+Autograd features a compiled program cannot keep (saved-tensor hooks around or inside
+the call, hooks or custom Functions on intermediates differentiated after it, anomaly
+mode entered inside) run the call eagerly with a warning, or raise with
+``fullgraph=True`` (fallbacks.py); under ``detect_anomaly()`` a call whose outputs are
+not finite runs again eagerly, so the error names the backward node and the line.
 
 Data parallelism: with ``mesh=`` and ``data_axis=`` the program is lowered with
 `jax.sharding` input shardings: the batch split, everything else replicated
@@ -51,7 +59,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import hashlib
 import logging
 import sys
 import warnings
@@ -59,22 +66,20 @@ import weakref
 from collections import OrderedDict
 
 from tracegrad.ir.errors import TraceError
-from tracegrad.ir.printer import print_graph
 from tracegrad.ir.verifier import verify
 from tracegrad.passes import format_records, optimize_program
 
 from .. import _dump, _state
 from ..amp import state_key as autocast_key
-from .._views import refresh as refresh_views
 from ..autograd.profiler import profiled
-from ..backends.executable import Executable
 from ..tensor import Tensor
 from . import sharding
-from .backward_plan import BackwardPlan
+from .entry import Entry, NonFiniteRun
+from .fallbacks import EscapingHookBreak, saved_hooks_reason
 from .guards import GuardFailure, describe_key_change, lifted_failure, lifted_guard
 from .scalar_guards import ScalarGuards, lifting, own_step_optimizers
 from .programs import describe
-from .trace import _STATEFUL, GradWrite, TraceResult, Tracer
+from .trace import _STATEFUL, Tracer
 
 log = logging.getLogger("tracegrad.compile")
 LIVE: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()   # tests round-trip their programs
@@ -108,93 +113,6 @@ def _tensor_args(x, out: list) -> list:
     return out
 
 
-class Entry:
-    """One compiled program with its guards and write-back plan."""
-
-    def __init__(self, tr: TraceResult, executor: str, options: dict | None = None):
-        self.trace = tr
-        self.graph = tr.graph
-        self.lifted = [lifted_guard(lf.tensor, lf.requires_grad) for lf in tr.lifted[tr.n_args:]]
-        self.n_args = tr.n_args
-        # returned tensors needing grad: adds the saved values to the program's outputs
-        self.grad_plan = BackwardPlan(tr) if tr.grad_outputs else None
-        self.text = print_graph(tr.graph)
-        self.hash = hashlib.sha1(self.text.encode()).hexdigest()[:10]
-        self.runs = 0   # calls that ran this program (CompiledFunction.programs)
-        self.provisional = bool(tr.escaped)
-        self.executor = executor
-        self.options = options or {}
-        # the inputs written back after the call: XLA may reuse their buffers for the outputs
-        donate = self.options.get("donate")
-        if donate is None:   # "auto": see compile()'s docstring
-            donate = executor == "jax" and _on_accelerator()
-        self.donate = tuple(tr.mutated) if donate else ()
-        self.in_shardings = None
-        if self.options.get("mesh") is not None:
-            names = [f"#{i} ({tr.lifted[i].value.type})" for i in range(tr.n_args)]
-            self.in_shardings = sharding.input_shardings(
-                tr.graph, tr.n_args, self.options["mesh"], self.options["data_axis"], names)
-        self._run = None
-        self._exe = None
-
-    def guard_failure(self) -> GuardFailure | None:
-        failure = lifted_failure(self.lifted, self.trace.module_guards)
-        if failure is not None:
-            return failure
-        for ref, grad_ref in self.trace.grad_guards:
-            t = ref()
-            if t is None:
-                return GuardFailure("a tensor whose .grad the program touches was freed",
-                                    gone=True)
-            if (t._grad is None) != (grad_ref is None):
-                return GuardFailure("a .grad attribute changed between None and a tensor")
-            if grad_ref is not None and t._grad is not grad_ref():
-                # the program reads and writes the .grad tensor object it lifted
-                return GuardFailure("a .grad attribute was replaced by another tensor object")
-        for check in self.trace.guards:   # registered while tracing (e.g. by an optimizer)
-            failure = GuardFailure.of(check())
-            if failure is not None:
-                return failure
-        return None
-
-    @profiled("tg.compile::run")
-    def run(self, args: list[Tensor]):
-        tr = self.trace
-        self.runs += 1
-        inputs = [a._data for a in args]   # deduplicated: one input per distinct tensor
-        inputs += [ref()._data for ref, *_ in self.lifted] + list(tr.constants)
-        if self._run is None:
-            exe = self._exe = _executable(self)
-            self._run = lambda inputs: exe.run(inputs, self.executor)
-        outs = self._run(inputs)
-        lifted = [a for a in args] + [ref() for ref, *_ in self.lifted]
-        k = tr.first_mutated_output
-        for i in tr.mutated:
-            t = lifted[i]
-            t._data = outs[k]
-            t._vc[0] += 1
-            k += 1
-            if t._views:
-                refresh_views(t)
-        for effect in tr.grad_effects:
-            t, write = effect.tensor, effect.write
-            if write is GradWrite.CLEAR:
-                t._grad = None
-            elif write is GradWrite.TENSOR:
-                t._grad = effect.value
-            elif t._grad is not None and t._grad._base is None:
-                t._grad._data = outs[effect.output]   # in place, keeping the grad's identity
-                t._grad._vc[0] += 1
-            else:
-                t._grad = Tensor(outs[effect.output])
-        for t, idx in tr.escaped:
-            t._data = outs[idx]
-        override = {}
-        if self.grad_plan is not None and _state.local.grad_enabled:
-            override = self.grad_plan.attach(outs, inputs, lifted, self.executor)
-        return _unflatten(tr.out_tree, outs, override)
-
-
 @contextlib.contextmanager
 def _older_objects_frozen():
     """Freeze (``gc.freeze``) the objects that exist before a trace, for its duration.
@@ -215,38 +133,6 @@ def _older_objects_frozen():
         gc.unfreeze()
 
 
-# program text, donated inputs -> Executable, while some entry uses it
-_SHARED: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
-
-
-def _executable(entry: Entry):
-    """The entry's Executable, shared with every live entry of the same program text.
-
-    A training step's second call retraces (its ``.grad`` attributes went from None to
-    tensors) and usually produces the very same program; sharing the Executable spares
-    a second XLA compile of it (docs/performance.md, first-call latency).
-    """
-    if entry.in_shardings is not None:
-        return Executable(entry.graph, entry.donate, entry.in_shardings)
-    key = (entry.text, entry.donate)
-    exe = _SHARED.get(key)
-    if exe is None:
-        exe = _SHARED[key] = Executable(entry.graph, entry.donate)
-    return exe
-
-
-def _unflatten(tree, outs, override=None):
-    kind, payload = tree
-    if kind == "out":
-        return override[payload] if override and payload in override else Tensor(outs[payload])
-    if kind == "const":
-        return payload
-    if kind is dict:
-        return {k: _unflatten(v, outs, override) for k, v in payload.items()}
-    items = [_unflatten(v, outs, override) for v in payload]
-    return kind(items)
-
-
 class _EagerEntry:
     """A guard set whose trace hit a graph break: its calls run ``fn`` eagerly, untraced."""
 
@@ -254,6 +140,7 @@ class _EagerEntry:
 
     def __init__(self, tracer: Tracer, n_args: int, reason: str):
         self.reason = reason
+        self.pending = None   # the stale-tensor check to run after the first eager call
         lifted = list(tracer.lifted.values())[n_args:]   # arguments come first
         self.lifted = [lifted_guard(lf.tensor, lf.requires_grad) for lf in lifted]
         self.module_guards = list(tracer.modules.values())
@@ -275,11 +162,6 @@ def _warn(message: str) -> None:
     while f is not None and f.f_code.co_filename.startswith(internal):
         f, level = f.f_back, level + 1
     warnings.warn(message, UserWarning, stacklevel=level)
-
-
-def _on_accelerator() -> bool:
-    import jax  # jax loads on first use (start-up time)
-    return jax.default_backend() != "cpu"
 
 
 def _dedupe_args(tensors: list[Tensor]) -> list[Tensor]:
@@ -309,6 +191,7 @@ class CompiledFunction:
         self._last_key = None
         self._eager: dict = {}           # key -> [_EagerEntry]: guard sets that run eagerly
         self._warned_break = False
+        self._warned_eager: set = set()   # reasons a call ran eagerly, warned once each
         self.traces = 0
         self.graph_breaks: list[str] = []   # the reason of each trace abandoned at a break
         self.eager_calls = 0                 # calls run eagerly because of a graph break
@@ -326,6 +209,9 @@ class CompiledFunction:
                              "traced is not supported; call the plain function instead")
         if _state.local.fw_level is not None:   # inside a forward-AD dual level: tangents come
             return self.fn(*args, **kwargs)     # from the eager ops (autograd/forward_ad.py)
+        eager = saved_hooks_reason()
+        if eager is not None:
+            return self._run_eagerly(eager)(*args, **kwargs)
         key = self._key(args, kwargs)
         last, self._last_key = self._last_key, key
         tensors = _dedupe_args(_tensor_args((args, kwargs), []))
@@ -334,7 +220,7 @@ class CompiledFunction:
         for entry in entries:
             failure = entry.guard_failure()
             if failure is None and not entry.provisional:
-                return entry.run(tensors)
+                return self._run(entry, tensors, args, kwargs)
             reason = failure or "the previous trace created new state (e.g. optimizer buffers)"
         for brk in self._eager.get(key, ()):
             failure = brk.guard_failure()
@@ -358,7 +244,11 @@ class CompiledFunction:
                       "call and later calls with the same guards; fullgraph=True raises "
                       f"instead): {entry.reason}")
             self.eager_calls += 1
-            return self.fn(*args, **kwargs)
+            out = self.fn(*args, **kwargs)
+            if entry.pending is not None:
+                entry.pending, check = None, entry.pending
+                check()
+            return out
         log.info("compiling %s (%s): %d nodes, program %s", self.__name__, reason,
                  len(entry.graph.nodes), entry.hash)
         _dump.write(f"{self.__name__}_{entry.hash}.tgir", entry.text)
@@ -382,7 +272,32 @@ class CompiledFunction:
             _warn(f"tg.compile: {self.__name__} was recompiled more than {self.cache_size} "
                   "times; the oldest program was dropped. Check the 'tracegrad.compile' log "
                   "(TRACEGRAD_LOG=recompiles) for the reasons.")
-        return entry.run(tensors)
+        return self._run(entry, tensors, args, kwargs)
+
+    def _run(self, entry: Entry, tensors, args, kwargs):
+        """Run `entry`; under detect_anomaly(), a run with a NaN or infinity among its outputs
+        wrote nothing back, and the call runs again eagerly, where anomaly mode raises naming
+        the backward node and the forward line (or completes, as eagerly)."""
+        try:
+            return entry.run(tensors)
+        except NonFiniteRun:
+            pass
+        log.info("%s: a NaN or infinity under detect_anomaly(): re-running the call eagerly",
+                 self.__name__)
+        self.eager_calls += 1
+        return self.fn(*args, **kwargs)
+
+    def _run_eagerly(self, reason: str):
+        """`fn`, run eagerly for this call because of `reason` (fallbacks.py): with
+        ``fullgraph=True`` a `TraceError` instead; otherwise a warning, once per reason."""
+        message = f"tg.compile: {self.__name__} runs eagerly: {reason}"
+        if self.fullgraph:
+            raise TraceError(message + " (fullgraph=True)")
+        if reason not in self._warned_eager:
+            self._warned_eager.add(reason)
+            _warn(message)
+        self.eager_calls += 1
+        return self.fn
 
     @profiled("tg.compile::trace")
     @_older_objects_frozen()
@@ -393,7 +308,8 @@ class CompiledFunction:
             executor = "jax"       # sharding is jax's; the interpreter still cross-checks
         tracer = Tracer(self.__name__)
         arg_values = []
-        broke = None
+        broke = result = None
+        completed = False   # the break was found after fn returned (fallbacks.py)
         optimizers = own_step_optimizers(list(_STATEFUL))
         numbers_before = ScalarGuards.collect(self.fn, optimizers=optimizers)
         _state.local.tracer = tracer
@@ -409,11 +325,13 @@ class CompiledFunction:
             if self.fullgraph or not isinstance(e, TraceError):
                 raise
             broke = str(e)   # names the user's file and line; drop the frames with `e`
+            completed = isinstance(e, EscapingHookBreak)
+            result = None    # a break found by `finish` (fallbacks.py): the result is traced
         else:
             _state.local.tracer = None
             tracer.restore()
         if broke is not None:
-            return self._graph_break(tracer, len(tensors), broke)
+            return self._graph_break(tracer, len(tensors), broke, completed)
         self.traces += 1
         tr.guards.append(self._scalar_guards(tr, tracer, numbers_before, optimizers))
         tr.graph, tr.passes = optimize_program(tr.graph)   # prune -> simplify -> cse -> prune
@@ -429,9 +347,19 @@ class CompiledFunction:
                                      lifting(optimizers, {id(lf.tensor) for lf in tr.lifted}))
         return (before + ScalarGuards.of_modules(tracer.module_numbers)).unchanged_in(after)
 
-    def _graph_break(self, tracer: Tracer, n_args: int, reason: str) -> _EagerEntry:
-        """The entry that runs calls eagerly, once the abandoned trace left no traced state."""
+    def _graph_break(self, tracer: Tracer, n_args: int, reason: str,
+                     completed: bool = False) -> _EagerEntry:
+        """The entry that runs calls eagerly, once the abandoned trace left no traced state
+        (a `completed` trace: once the eager re-run has replaced what it stored)."""
         self.graph_breaks.append(reason)
+        entry = _EagerEntry(tracer, n_args, reason)
+        if completed:
+            entry.pending = lambda: self._check_stale(tracer, reason)
+        else:
+            self._check_stale(tracer, reason)
+        return entry
+
+    def _check_stale(self, tracer: Tracer, reason: str) -> None:
         stale = tracer.stale_tensors()
         if stale:
             where = sorted({str(n.loc) for t in stale
@@ -443,7 +371,6 @@ class CompiledFunction:
                 "(only tensors, .grad and optimizer state are rolled back), made at "
                 f"{', '.join(where) or 'an unknown line'}; move the statement that needs a "
                 "value out of the compiled function") from None
-        return _EagerEntry(tracer, n_args, reason)
 
     def memory_analysis(self, *args, **kwargs):
         """XLA's memory statistics (`jax.stages.Compiled.memory_analysis()`: argument, output,

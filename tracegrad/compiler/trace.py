@@ -36,8 +36,10 @@ from tracegrad.ir.graph import Graph, Node, Value
 
 from .. import _state
 from .._views import refresh
-from .scalar_guards import is_number
+from ..dispatch.tape import next_mark
 from ..tensor import Tensor
+from .fallbacks import active_extras, entered_inside, escaping_hooks
+from .scalar_guards import is_number
 
 
 # Objects with Python-side state a trace may fill with traced tensors (optimizers: lazily
@@ -121,6 +123,9 @@ class TraceResult:
     grad_outputs: list[int] = field(default_factory=list)   # returned outputs that require grad
     guards: list = field(default_factory=list)   # callables -> None or why the trace is stale
     passes: list = field(default_factory=list)   # PassRecords of the compiled pipeline
+    # indices into `lifted` of mutated tensors whose history goes through the write (their
+    # outputs are in `grad_outputs` too): after the call they take the grad_fn
+    dirty: list[int] = field(default_factory=list)
 
 
 class Tracer:
@@ -135,6 +140,8 @@ class Tracer:
         self.recompute: set[int] = set()      # ids of nodes inside tg.utils.checkpoint regions
         self.guards: dict = {}                # key -> check() (see `guard`)
         self.snapshots = [_snapshot(o) for o in list(_STATEFUL)]   # for `abandon`
+        self.first_seq = next_mark()          # tape nodes above it were recorded by the trace
+        self.outer_extras = active_extras()   # modes already on around the call
 
     # ---- hooks called by Tensor, Module and the dispatcher -------------------------
     def module_used(self, m) -> None:
@@ -185,6 +192,8 @@ class Tracer:
         return v
 
     def emit(self, op, operands, attrs, out_types) -> list[Value]:
+        if _state.local.record_extras:   # anomaly mode, saved-tensor hooks (or inference)
+            entered_inside(self.outer_extras)
         ins = [self.value_of(t) for t in operands]
         prov = _state.local.provenance
         if prov is None:
@@ -207,16 +216,15 @@ class Tracer:
             return len(outputs) - 1
 
         grad_outputs: list[int] = []
+        grad_tensors: list[Tensor] = []
 
         def flatten(x):
             if isinstance(x, Tensor):
                 if isinstance(x._data, Value) or id(x) in self.lifted:
                     k = output(x._data)
-                    # a result still differentiable after the call (not one whose graph
-                    # a backward() inside the function already used and freed)
-                    if (x._requires_grad and x.grad_fn is not None
-                            and getattr(x.grad_fn, "saved_inputs", ()) is not None):
+                    if _differentiable(x):
                         grad_outputs.append(k)
+                        grad_tensors.append(x)
                     return ("out", k)
                 return ("const", x)
             if isinstance(x, (tuple, list)):
@@ -229,11 +237,19 @@ class Tracer:
         returned = {id(v) for v in outputs}
         first_mutated = len(outputs)
         lifted = list(self.lifted.values())
-        mutated = []
+        mutated, dirty = [], []
         for i, lf in enumerate(lifted):
             if lf.tensor._data is not lf.value:
                 mutated.append(i)
-                output(lf.tensor._data)
+                k = output(lf.tensor._data)
+                t = lf.tensor
+                # written in place with grad mode on (x.view(-1)[2:].mul_(2) on an input
+                # that requires grad): its history after the call goes through the write
+                if t.grad_fn is not lf.grad_fn and _differentiable(t):
+                    dirty.append(i)
+                    grad_outputs.append(k)
+                    grad_tensors.append(t)
+        escaping_hooks(grad_tensors, self.first_seq)
         grad_effects, grad_guards = [], []
         for t, before in self.grad_touched.values():
             after = t._grad
@@ -267,7 +283,7 @@ class Tracer:
         return TraceResult(g, len(args_values), lifted, constants, mutated, grad_effects,
                            escaped, out_tree, first_mutated, grad_guards,
                            list(self.modules.values()), grad_outputs,
-                           list(self.guards.values()))
+                           list(self.guards.values()), dirty=dirty)
 
     def restore(self) -> None:
         """Put every touched Python object back as it was before the call."""
@@ -293,6 +309,13 @@ class Tracer:
         gc.collect()
         alive = (ref() for ref in self.created_refs.values())
         return [t for t in alive if t is not None and isinstance(t._data, Value)]
+
+
+def _differentiable(t: Tensor) -> bool:
+    """Does `t` still require grad after the call (not a result whose graph a backward()
+    inside the function already used and freed)?"""
+    return (t._requires_grad and t.grad_fn is not None
+            and getattr(t.grad_fn, "saved_inputs", ()) is not None)
 
 
 def _ref_or_none(t):

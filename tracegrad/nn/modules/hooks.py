@@ -68,6 +68,9 @@ def _checked(new, old: tuple, what: str) -> tuple:
 class _IdentityHook(Function):
     """The identity on a module's tensors, carrying the hook state to its backward."""
 
+    # what tg.compile's graph-break warning calls it (compiler/fallbacks.py)
+    _described_as = "a module backward hook (register_full_backward_hook / _pre_hook)"
+
     @staticmethod
     def forward(ctx, state, *tensors):
         ctx.state = state

@@ -1,0 +1,177 @@
+"""A compiled program's cache entry: its guards, its run, and the write-back of its effects.
+
+`Entry.run` feeds the program the arguments' and lifted tensors' arrays, then writes the
+outputs back: mutated tensors (parameters, optimizer state), ``.grad`` effects, escaped
+tensors, and returned tensors (which get a ``grad_fn`` when they still require grad,
+backward_plan.py).  Every array written back to a tensor is that tensor's own buffer
+(backends/buffers.py): CSE may merge two equal gradients into one output, and torch
+gives each ``.grad`` its own storage.
+
+Nothing is written back before the whole program ran and its host checks passed, so a
+call that raises (an index check, a host check) leaves parameters, ``.grad`` and
+optimizer state as they were, donated or not (tensor storage stays NumPy between calls:
+what XLA donates is its own device copy).  Under ``tg.autograd.detect_anomaly()`` a run
+whose outputs hold a NaN or an infinity writes nothing back and raises `NonFiniteRun`,
+so that the caller re-runs the call eagerly, where anomaly mode names the backward node
+and the forward line (compile.py).
+"""
+from __future__ import annotations
+
+import hashlib
+import weakref
+
+import numpy as np
+
+from tracegrad.ir.printer import print_graph
+
+from .. import _state
+from .._views import refresh as refresh_views
+from ..autograd.profiler import profiled
+from ..backends.buffers import distinct
+from ..backends.executable import Executable
+from ..tensor import Tensor
+from . import sharding
+from .backward_plan import BackwardPlan
+from .guards import GuardFailure, lifted_failure, lifted_guard
+from .trace import GradWrite, TraceResult
+
+
+class NonFiniteRun(Exception):
+    """A run under anomaly mode produced a NaN or an infinity: nothing was written back."""
+
+
+def _finite(outs: list) -> bool:
+    return all(not (isinstance(a, np.ndarray) and a.dtype.kind in "fc")
+               or bool(np.isfinite(a).all()) for a in outs)
+
+
+class Entry:
+    """One compiled program with its guards and write-back plan."""
+
+    def __init__(self, tr: TraceResult, executor: str, options: dict | None = None):
+        self.trace = tr
+        self.graph = tr.graph
+        self.lifted = [lifted_guard(lf.tensor, lf.requires_grad) for lf in tr.lifted[tr.n_args:]]
+        self.n_args = tr.n_args
+        # returned tensors needing grad: adds the saved values to the program's outputs
+        self.grad_plan = BackwardPlan(tr) if tr.grad_outputs else None
+        self.text = print_graph(tr.graph)
+        self.hash = hashlib.sha1(self.text.encode()).hexdigest()[:10]
+        self.runs = 0   # calls that ran this program (CompiledFunction.programs)
+        self.provisional = bool(tr.escaped)
+        self.executor = executor
+        self.options = options or {}
+        # the inputs written back after the call: XLA may reuse their buffers for the outputs
+        donate = self.options.get("donate")
+        if donate is None:   # "auto": see compile()'s docstring
+            donate = executor == "jax" and _on_accelerator()
+        self.donate = tuple(tr.mutated) if donate else ()
+        self.in_shardings = None
+        if self.options.get("mesh") is not None:
+            names = [f"#{i} ({tr.lifted[i].value.type})" for i in range(tr.n_args)]
+            self.in_shardings = sharding.input_shardings(
+                tr.graph, tr.n_args, self.options["mesh"], self.options["data_axis"], names)
+        self._run = None
+        self._exe = None
+
+    def guard_failure(self) -> GuardFailure | None:
+        failure = lifted_failure(self.lifted, self.trace.module_guards)
+        if failure is not None:
+            return failure
+        for ref, grad_ref in self.trace.grad_guards:
+            t = ref()
+            if t is None:
+                return GuardFailure("a tensor whose .grad the program touches was freed",
+                                    gone=True)
+            if (t._grad is None) != (grad_ref is None):
+                return GuardFailure("a .grad attribute changed between None and a tensor")
+            if grad_ref is not None and t._grad is not grad_ref():
+                # the program reads and writes the .grad tensor object it lifted
+                return GuardFailure("a .grad attribute was replaced by another tensor object")
+        for check in self.trace.guards:   # registered while tracing (e.g. by an optimizer)
+            failure = GuardFailure.of(check())
+            if failure is not None:
+                return failure
+        return None
+
+    @profiled("tg.compile::run")
+    def run(self, args: list[Tensor]):
+        tr = self.trace
+        self.runs += 1
+        inputs = [a._data for a in args]   # deduplicated: one input per distinct tensor
+        inputs += [ref()._data for ref, *_ in self.lifted] + list(tr.constants)
+        if self._run is None:
+            exe = self._exe = _executable(self)
+            self._run = lambda inputs: exe.run(inputs, self.executor)
+        outs = self._run(inputs)
+        if _state.local.anomaly and not _finite(outs):
+            raise NonFiniteRun(self.trace.graph.name)
+        distinct(outs, inputs)   # each tensor written below gets a buffer of its own
+        lifted = [a for a in args] + [ref() for ref, *_ in self.lifted]
+        k = tr.first_mutated_output
+        attach = self.grad_plan is not None and _state.local.grad_enabled
+        dirty = set(tr.dirty) if attach else ()   # mark_dirty bumps their version (once)
+        for i in tr.mutated:
+            t = lifted[i]
+            t._data = outs[k]
+            if i not in dirty:
+                t._vc[0] += 1
+            k += 1
+            if t._views:
+                refresh_views(t)
+        for effect in tr.grad_effects:
+            t, write = effect.tensor, effect.write
+            if write is GradWrite.CLEAR:
+                t._grad = None
+            elif write is GradWrite.TENSOR:
+                t._grad = effect.value
+            elif t._grad is not None and t._grad._base is None:
+                t._grad._data = outs[effect.output]   # in place, keeping the grad's identity
+                t._grad._vc[0] += 1
+            else:
+                t._grad = Tensor(outs[effect.output])
+        for t, idx in tr.escaped:
+            t._data = outs[idx]
+        override = {}
+        if attach:
+            override = self.grad_plan.attach(outs, inputs, lifted, self.executor)
+        return _unflatten(tr.out_tree, outs, override)
+
+
+# program text, donated inputs -> Executable, while some entry uses it
+_SHARED: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+
+
+def _executable(entry: Entry):
+    """The entry's Executable, shared with every live entry of the same program text.
+
+    A training step's second call retraces (its ``.grad`` attributes went from None to
+    tensors) and usually produces the very same program; sharing the Executable spares
+    a second XLA compile of it (docs/performance.md, first-call latency).
+    """
+    if entry.in_shardings is not None:
+        return Executable(entry.graph, entry.donate, entry.in_shardings)
+    key = (entry.text, entry.donate)
+    exe = _SHARED.get(key)
+    if exe is None:
+        exe = _SHARED[key] = Executable(entry.graph, entry.donate)
+    return exe
+
+
+def _unflatten(tree, outs, override=None):
+    kind, payload = tree
+    if kind == "out":
+        return override[payload] if override and payload in override else Tensor(outs[payload])
+    if kind == "const":
+        return payload
+    if kind is dict:
+        return {k: _unflatten(v, outs, override) for k, v in payload.items()}
+    items = [_unflatten(v, outs, override) for v in payload]
+    return kind(items)
+
+
+def _on_accelerator() -> bool:
+    import jax  # jax loads on first use (start-up time)
+    return jax.default_backend() != "cpu"
+
+
