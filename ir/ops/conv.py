@@ -138,14 +138,42 @@ def _conv_numpy(xp, x, w, *, stride, padding, dilation, lhs_dilation, groups):
 
 
 def _conv_jax(xp, x, w, *, stride, padding, dilation, lhs_dilation, groups):
+    """XLA's convolution, or im2col + one dot_general for a contraction (C/groups x kernel)
+    under XLA_MIN_CONTRACTION: XLA CPU's conv over one input channel took 9-10 ms of CPU for
+    the benchmark CNN's first layer, im2col 2.5-3.7 ms; on every larger layer XLA's conv was
+    3-10x faster than im2col (docs/performance.md, "Convolution")."""
     from jax import lax  # jax loads on first use (start-up time)
-    spec = tuple(range(x.ndim))
     acc = xp.float32 if x.dtype.itemsize < 4 else x.dtype
+    if math.prod(w.shape[1:]) < XLA_MIN_CONTRACTION and x.size:
+        return _conv_im2col_jax(xp, x, w, acc, stride, padding, dilation, lhs_dilation, groups)
+    spec = tuple(range(x.ndim))
     return lax.conv_general_dilated(
         x, w, window_strides=stride, padding=padding, lhs_dilation=lhs_dilation,
         rhs_dilation=dilation, dimension_numbers=lax.ConvDimensionNumbers(spec, spec, spec),
         feature_group_count=groups, precision=lax.Precision.HIGHEST,
         preferred_element_type=acc).astype(x.dtype)
+
+
+def _conv_im2col_jax(xp, x, w, acc, stride, padding, dilation, lhs_dilation, groups):
+    """`_conv_numpy`'s im2col in jax: the padded, dilated input sliced once per kernel offset,
+    then one dot_general per group."""
+    from jax import lax  # jax loads on first use (start-up time)
+    x = lax.pad(x, xp.zeros((), x.dtype), ((0, 0, 0), (0, 0, 0)) + tuple(
+        (lo, hi, f - 1) for (lo, hi), f in zip(padding, lhs_dilation)))
+    n, c = x.shape[:2]
+    o, cg, kernel = w.shape[0], w.shape[1], w.shape[2:]
+    out = tuple((s - _dilated(k, d)) // st + 1
+                for s, k, d, st in zip(x.shape[2:], kernel, dilation, stride))
+    cols = []
+    for off in itertools.product(*map(range, kernel)):
+        start = tuple(f * d for f, d in zip(off, dilation))
+        limit = tuple(b + (m - 1) * st + 1 for b, m, st in zip(start, out, stride))
+        cols.append(lax.slice(x, (0, 0) + start, (n, c) + limit, (1, 1) + tuple(stride)))
+    patches = xp.stack(cols, axis=2).reshape(n, groups, cg * len(cols), math.prod(out))
+    y = lax.dot_general(w.reshape(groups, o // groups, cg * len(cols)), patches,
+                        (((2,), (2,)), ((0,), (1,))), precision=lax.Precision.HIGHEST,
+                        preferred_element_type=acc)            # (groups, O/groups, N, out)
+    return y.transpose(2, 0, 1, 3).reshape((n, o) + out).astype(x.dtype)
 
 
 def _flip(b, x, dims):

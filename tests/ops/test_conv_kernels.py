@@ -107,3 +107,23 @@ def test_conv_net_backward_program_is_built_once():
     (prog,) = backward_program._cache.values()
     assert prog.runs == 3
 
+
+
+@pytest.mark.parametrize("xs,ws,a", CONVS)
+def test_jax_conv_im2col_agrees_with_xla_conv(xs, ws, a, monkeypatch):
+    import jax
+    import jax.numpy as jnp
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(xs) + 1j * rng.standard_normal(xs)
+    w = rng.standard_normal(ws) - 0.5j * rng.standard_normal(ws)
+    attrs = _attrs(len(xs) - 2, a)
+    with jax.enable_x64(True):
+        xla = np.asarray(C._conv_jax(jnp, jnp.asarray(x), jnp.asarray(w), **attrs))
+        monkeypatch.setattr(C, "XLA_MIN_CONTRACTION", 10 ** 9)    # every conv as im2col
+        im2col = np.asarray(C._conv_jax(jnp, jnp.asarray(x), jnp.asarray(w), **attrs))
+        half = np.asarray(C._conv_jax(jnp, jnp.asarray(x.real, jnp.bfloat16),
+                                      jnp.asarray(w.real, jnp.bfloat16), **attrs))
+    assert im2col.dtype == np.complex128 and half.dtype == jnp.bfloat16
+    np.testing.assert_allclose(im2col, xla, rtol=1e-12, atol=1e-12)
+    ref = C._conv_numpy(np, x.real, w.real, **attrs)
+    np.testing.assert_allclose(half.astype(np.float64), ref, rtol=0.05, atol=0.3)
