@@ -86,12 +86,14 @@ def _pad_np(x, padding, lhs_dilation):
 
 
 # The NumPy kernels of conv and max_pool hand large float32/float64 inputs to XLA (jax on
-# the CPU): im2col materializes a copy of the input per kernel offset and runs one small GEMM
-# per image, and the pool's window passes are memory-bound NumPy loops; on the benchmark
-# CNN's layers XLA was 3-20x faster (docs/performance.md, "Convolution").  NumPy stays for
-# tiny conv contractions (C/groups x kernel: a 3x3 kernel over 1 channel took NumPy 1.2-2 ms,
-# XLA 9-15 ms) and small arrays, where jax's call overhead dominates.
-XLA_MIN_CONTRACTION = 32
+# the CPU): im2col materializes a copy of the input per kernel offset and its batched matmul
+# runs one GEMM per image, which OpenBLAS threads on a busy machine can make 100x slower
+# ((64, 27) @ (32, 27, 1024): 1 ms alone, 130-450 ms of CPU under load); the pool's window
+# passes are memory-bound NumPy loops.  On the benchmark CNN's layers XLA was 3-20x faster
+# (docs/performance.md, "Convolution").  NumPy stays for tiny contractions (C/groups x
+# kernel: a 3x3 kernel over 1 channel took NumPy 1.2-2.7 ms, XLA 9-15 ms) and small arrays,
+# where jax's call overhead dominates.
+XLA_MIN_CONTRACTION = 16
 XLA_MIN_POOL_SIZE = 1 << 16
 _XLA_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 _XLA_KERNELS: dict = {}   # (kernel, attributes) -> jitted kernel (jax caches per shape inside)
@@ -139,9 +141,10 @@ def _conv_numpy(xp, x, w, *, stride, padding, dilation, lhs_dilation, groups):
 
 def _conv_jax(xp, x, w, *, stride, padding, dilation, lhs_dilation, groups):
     """XLA's convolution, or im2col + one dot_general for a contraction (C/groups x kernel)
-    under XLA_MIN_CONTRACTION: XLA CPU's conv over one input channel took 9-10 ms of CPU for
-    the benchmark CNN's first layer, im2col 2.5-3.7 ms; on every larger layer XLA's conv was
-    3-10x faster than im2col (docs/performance.md, "Convolution")."""
+    under XLA_MIN_CONTRACTION: XLA CPU's conv over one input channel took 9-13 ms of CPU for
+    the benchmark CNN's first layer, im2col 2.5-3.7 ms; from a contraction of 25 on XLA's
+    conv was as fast or faster, on the CNN's other layers 3-10x (docs/performance.md,
+    "Convolution")."""
     from jax import lax  # jax loads on first use (start-up time)
     acc = xp.float32 if x.dtype.itemsize < 4 else x.dtype
     if math.prod(w.shape[1:]) < XLA_MIN_CONTRACTION and x.size:

@@ -11,7 +11,7 @@ import tracegrad.nn.functional as F
 from tracegrad.autograd import backward_program
 from tracegrad.ir.ops import conv as C
 
-CONVS = [   # x shape, w shape, attributes (every one: C/groups x kernel >= 32, so XLA's route)
+CONVS = [   # x, w shapes, attributes (each C/groups x kernel >= XLA_MIN_CONTRACTION: XLA)
     ((3, 8, 11, 9), (6, 8, 3, 3), dict(stride=(1, 1), padding=((1, 1), (1, 1)))),
     ((2, 8, 12, 10), (4, 4, 3, 3), dict(stride=(2, 3), padding=((2, 0), (1, 1)), groups=2)),
     ((2, 6, 9, 9), (5, 6, 3, 3), dict(dilation=(2, 1), padding=((-1, 2), (0, 0)))),
@@ -33,7 +33,7 @@ def test_conv_routes_agree(xs, ws, a, monkeypatch):
     attrs = _attrs(len(xs) - 2, a)
     monkeypatch.setattr(C, "XLA_MIN_CONTRACTION", 10 ** 9)     # im2col, float64: reference
     ref = C._conv_numpy(np, x, w, **attrs)
-    monkeypatch.setattr(C, "XLA_MIN_CONTRACTION", 32)
+    monkeypatch.undo()
     routed = []
     on_xla = C._on_xla
     monkeypatch.setattr(C, "_on_xla", lambda *a: routed.append(a[0]) or on_xla(*a))
