@@ -21,7 +21,8 @@ def add_site(python: str) -> None:
     import pathlib
     import sys
     v = sys.version_info
-    site = pathlib.Path(python).parent.parent / "lib" / f"python{v.major}.{v.minor}" / "site-packages"
+    lib = f"python{v.major}.{v.minor}"
+    site = pathlib.Path(python).parent.parent / "lib" / lib / "site-packages"
     if not (site / "torch").is_dir():
         raise SystemExit(f"--torch-python: no torch for Python {v.major}.{v.minor} in {site}")
     sys.path.append(str(site))
