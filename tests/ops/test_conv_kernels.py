@@ -127,3 +127,16 @@ def test_jax_conv_im2col_agrees_with_xla_conv(xs, ws, a, monkeypatch):
     np.testing.assert_allclose(im2col, xla, rtol=1e-12, atol=1e-12)
     ref = C._conv_numpy(np, x.real, w.real, **attrs)
     np.testing.assert_allclose(half.astype(np.float64), ref, rtol=0.05, atol=0.3)
+
+
+def test_in_place_ops_and_views_of_a_conv_output_from_xla():
+    # the routed kernel returns a read-only view of XLA's buffer; tensors on it behave as usual
+    rng = np.random.default_rng(5)
+    x = tg.tensor(rng.standard_normal((4, 8, 10, 10)).astype(np.float32))
+    w = tg.tensor(rng.standard_normal((6, 8, 3, 3)).astype(np.float32))
+    y = F.conv2d(x, w)
+    expected = np.maximum(y.numpy(), 0) + 1
+    view = y[1]
+    F.relu(y, inplace=True).add_(1)
+    np.testing.assert_array_equal(y.numpy(), expected)
+    np.testing.assert_array_equal(view.numpy(), expected[1])
