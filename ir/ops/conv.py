@@ -282,8 +282,8 @@ def _max_pool_kernel(xp, x, *, kernel_size, stride, padding, dilation):
 def _window_argmax(windows):
     """The maximum over `windows` (NumPy arrays of one shape) and the position of the first
     one, NaN counting as the largest: ``argmax`` and ``max`` over their stack, without the
-    stack (a copy of every window) and the reductions over its short last axis, which were
-    3-10x slower than these elementwise passes."""
+    stack (a copy of every window) and the reductions over its short last axis (on a
+    (128, 16, 32, 32) 2x2 pool the stack took 30 ms, these elementwise passes 25)."""
     best = windows[0].copy()
     arg = np.zeros(best.shape, np.int8 if len(windows) < 128 else np.int64)
     floating = best.dtype.kind == "f" or best.dtype == T.bfloat16.numpy
