@@ -67,7 +67,7 @@ def targets(records: list[dict]) -> list[dict]:
         if value is not None and not math.isnan(value):
             out.append(dict(target=name, value=value, limit=limit, met=value <= limit))
 
-    for w in ("mlp", "transformer"):
+    for w in ("mlp", "cnn", "transformer"):
         tg_row, jax_row = _find(records, w, "tg.compile"), _find(records, w, JAX)
         if tg_row is None or jax_row is None:
             continue
@@ -77,6 +77,12 @@ def targets(records: list[dict]) -> list[dict]:
         if torch_ms:
             check(f"{w}: tg.compile / fastest torch step (goal)",
                   tg_row["median_ms"] / min(torch_ms), 1.0)
+        eager, torch_eager = _find(records, w, "tracegrad eager"), _find(records, w, "torch eager")
+        if w == "cnn" and eager and torch_eager:   # issue 17's conv-net targets
+            check("cnn: tg.compile / torch eager step", tg_row["median_ms"] /
+                  torch_eager["median_ms"], 0.9)
+            check("cnn: tracegrad eager / torch eager step", eager["median_ms"] /
+                  torch_eager["median_ms"], 1.0)
         if tg_row["first_call_s"] and jax_row["first_call_s"]:
             check(f"{w}: tg.compile / jax.jit first call",
                   tg_row["first_call_s"] / jax_row["first_call_s"], 1.5)

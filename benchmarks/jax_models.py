@@ -25,6 +25,23 @@ def mlp_loss(p, x, y):
     return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
 
 
+def cnn_loss(p, x, y):
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    def conv_relu_pool(h, name):
+        h = lax.conv_general_dilated(h, p[name + ".weight"], (1, 1), ((1, 1), (1, 1)),
+                                     dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        h = jax.nn.relu(h + p[name + ".bias"][None, :, None, None])
+        return lax.reduce_window(h, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+
+    h = conv_relu_pool(conv_relu_pool(x, "0"), "3")
+    logits = h.reshape(h.shape[0], -1) @ p["7.weight"].T + p["7.bias"]
+    logp = jax.nn.log_softmax(logits, axis=-1)
+    return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
+
+
 def _layer_norm(x, w, b):
     import jax.numpy as jnp
     mu = x.mean(-1, keepdims=True)

@@ -1,6 +1,9 @@
 """The benchmark models, in tracegrad (the same architectures are built in jax/torch by the runner).
 
 - MLP 784-1024-1024-10, ReLU, softmax cross-entropy, batch 256.
+- CNN: the digits CNN's shape (examples/train_digits_cnn.py, without batch norm and dropout)
+  on 32x32 inputs: conv 3x3 (1->16, pad 1), ReLU, max pool 2, conv 3x3 (16->32, pad 1),
+  ReLU, max pool 2, Linear 2048->10, softmax cross-entropy, batch 128.
 - LSTM language model: embedding 256, 2-layer nn.LSTM hidden 256, seq 64, batch 32,
   vocab 1000, next-token cross-entropy (the time loop traces unrolled).
 - Transformer: 2 pre-LN blocks, d_model 256, 4 heads, MLP 1024, GELU (tanh),
@@ -26,6 +29,18 @@ def mlp() -> nn.Module:
 def mlp_batch(seed: int = 0, batch: int = 256):
     rng = np.random.default_rng(seed)
     return (tg.tensor(rng.standard_normal((batch, 784)).astype(np.float32)),
+            tg.tensor(rng.integers(0, 10, batch)))
+
+
+def cnn() -> nn.Module:
+    return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(32 * 8 * 8, 10))
+
+
+def cnn_batch(seed: int = 0, batch: int = 128):
+    rng = np.random.default_rng(seed)
+    return (tg.tensor(rng.standard_normal((batch, 1, 32, 32)).astype(np.float32)),
             tg.tensor(rng.integers(0, 10, batch)))
 
 

@@ -14,6 +14,20 @@ from __future__ import annotations
 import math
 
 
+def add_site(python: str) -> None:
+    """Make the torch of another virtual environment importable here (its site-packages
+    appended to ``sys.path``, after ours, so NumPy and jax stay our own): the reference torch
+    lives in a venv of its own (``--torch-python /tmp/torch/bin/python``)."""
+    import pathlib
+    import sys
+    v = sys.version_info
+    lib = f"python{v.major}.{v.minor}"
+    site = pathlib.Path(python).parent.parent / "lib" / lib / "site-packages"
+    if not (site / "torch").is_dir():
+        raise SystemExit(f"--torch-python: no torch for Python {v.major}.{v.minor} in {site}")
+    sys.path.append(str(site))
+
+
 def available() -> bool:
     try:
         import torch  # noqa: F401
@@ -26,6 +40,13 @@ def mlp():
     import torch.nn as nn
     return nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
                          nn.Linear(1024, 10))
+
+
+def cnn():
+    import torch.nn as nn
+    return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(32 * 8 * 8, 10))
 
 
 def mlp_loss(model, x, y):

@@ -1,4 +1,4 @@
-"""Workloads 1, 2 and the LSTM language model: a full SGD training step (forward, backward, update) per implementation.
+"""Workloads 1, 2, the CNN and the LSTM language model: a full SGD training step (forward, backward, update) per implementation.
 
 Implementations: ``tg.compile`` (the whole step, one XLA program),
 ``tracegrad eager`` (tape + cached backward program), ``jax.jit`` (hand-written
@@ -39,6 +39,9 @@ def _mlp_loss(m, x, y):
 SPECS = {
     "mlp": dict(model=models.mlp, batch=models.mlp_batch, loss=_mlp_loss,
                 jax=jax_models.mlp_loss, torch_model=torch_models.mlp,
+                torch_loss=torch_models.mlp_loss),
+    "cnn": dict(model=models.cnn, batch=models.cnn_batch, loss=_mlp_loss,
+                jax=jax_models.cnn_loss, torch_model=torch_models.cnn,
                 torch_loss=torch_models.mlp_loss),
     "transformer": dict(model=models.Transformer, batch=models.transformer_batch,
                         loss=models.transformer_loss, jax=jax_models.transformer_loss,

@@ -87,9 +87,10 @@ def _attrs_key(attrs: dict) -> tuple | None:
     key = []
     for v in attrs.values():
         t = type(v)
-        if t is tuple:
+        if t is tuple:   # ints, or tuples of ints (conv / pool padding: ((lo, hi), ...))
             for e in v:
-                if type(e) is not int:
+                if type(e) is not int and (type(e) is not tuple
+                                           or any(type(i) is not int for i in e)):
                     return None
         elif t not in _KEYABLE:
             return None

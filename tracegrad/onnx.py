@@ -27,7 +27,13 @@ def is_onnxrt_backend_supported() -> bool:
     return False
 
 
+class _Refused(NotImplementedError, AttributeError):
+    """Also an AttributeError, so that probes of the module (``hasattr``, pickle's
+    ``whichmodule``, which torch.compile's graph cache runs over every imported module)
+    read a missing name as missing instead of failing."""
+
+
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
-    raise NotImplementedError(f"tracegrad.onnx.{name}: {_WHAT_INSTEAD}")
+    raise _Refused(f"tracegrad.onnx.{name}: {_WHAT_INSTEAD}")

@@ -85,12 +85,46 @@ def _pad_np(x, padding, lhs_dilation):
     return x[(Ellipsis,) + crop]
 
 
+# The NumPy kernels of conv and max_pool hand large float32/float64 inputs to XLA (jax on
+# the CPU): im2col materializes a copy of the input per kernel offset and its batched matmul
+# runs one GEMM per image, which OpenBLAS threads on a busy machine can make 100x slower
+# ((64, 27) @ (32, 27, 1024): 1 ms alone, 130-450 ms of CPU under load); the pool's window
+# passes are memory-bound NumPy loops.  On the benchmark CNN's layers XLA was 3-20x faster
+# (docs/performance.md, "Convolution").  NumPy stays for tiny contractions (C/groups x
+# kernel: a 3x3 kernel over 1 channel took NumPy 1.2-2.7 ms, XLA 9-15 ms) and small arrays,
+# where jax's call overhead dominates.
+XLA_MIN_CONTRACTION = 16
+XLA_MIN_POOL_SIZE = 1 << 16
+_XLA_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+_XLA_KERNELS: dict = {}   # (kernel, attributes) -> jitted kernel (jax caches per shape inside)
+
+
+def _on_xla(kernel, arrays, attrs: dict):
+    """``kernel(jnp, *arrays, **attrs)`` jitted, on NumPy arrays; NumPy arrays come back
+    (read-only views of XLA's buffers, as the jax executor's outputs)."""
+    import jax  # function-level: jax loads on first use (start-up time)
+    key = (kernel, tuple(attrs.items()))
+    fn = _XLA_KERNELS.get(key)
+    if fn is None:
+        if len(_XLA_KERNELS) >= 256:
+            _XLA_KERNELS.clear()
+        fn = _XLA_KERNELS[key] = jax.jit(lambda *a: kernel(jax.numpy, *a, **attrs))
+    with jax.enable_x64(True):   # float64 stays float64, indices int64 (as the jax executor)
+        out = fn(*arrays)
+        return tuple(map(np.asarray, out)) if isinstance(out, tuple) else np.asarray(out)
+
+
 def _conv_numpy(xp, x, w, *, stride, padding, dilation, lhs_dilation, groups):
     """im2col: one strided slice of the padded input per kernel offset, then one batched matmul.
 
-    Half-precision inputs accumulate in float32 (as the jax kernel and torch do).
+    Real float32/float64 convs with a contraction of at least XLA_MIN_CONTRACTION run on
+    XLA instead (`_on_xla`).  Half-precision inputs accumulate in float32 (as the jax
+    kernel and torch do).
     """
     dtype = x.dtype
+    if dtype in _XLA_DTYPES and math.prod(w.shape[1:]) >= XLA_MIN_CONTRACTION and x.size:
+        return _on_xla(_conv_jax, (x, w), dict(stride=stride, padding=padding, dilation=dilation,
+                                               lhs_dilation=lhs_dilation, groups=groups))
     if dtype.itemsize < 4:
         x, w = x.astype(np.float32), w.astype(np.float32)
     x = _pad_np(x, padding, lhs_dilation)
@@ -106,14 +140,43 @@ def _conv_numpy(xp, x, w, *, stride, padding, dilation, lhs_dilation, groups):
 
 
 def _conv_jax(xp, x, w, *, stride, padding, dilation, lhs_dilation, groups):
+    """XLA's convolution, or im2col + one dot_general for a contraction (C/groups x kernel)
+    under XLA_MIN_CONTRACTION: XLA CPU's conv over one input channel took 9-13 ms of CPU for
+    the benchmark CNN's first layer, im2col 2.5-3.7 ms; from a contraction of 25 on XLA's
+    conv was as fast or faster, on the CNN's other layers 3-10x (docs/performance.md,
+    "Convolution")."""
     from jax import lax  # jax loads on first use (start-up time)
-    spec = tuple(range(x.ndim))
     acc = xp.float32 if x.dtype.itemsize < 4 else x.dtype
+    if math.prod(w.shape[1:]) < XLA_MIN_CONTRACTION and x.size:
+        return _conv_im2col_jax(xp, x, w, acc, stride, padding, dilation, lhs_dilation, groups)
+    spec = tuple(range(x.ndim))
     return lax.conv_general_dilated(
         x, w, window_strides=stride, padding=padding, lhs_dilation=lhs_dilation,
         rhs_dilation=dilation, dimension_numbers=lax.ConvDimensionNumbers(spec, spec, spec),
         feature_group_count=groups, precision=lax.Precision.HIGHEST,
         preferred_element_type=acc).astype(x.dtype)
+
+
+def _conv_im2col_jax(xp, x, w, acc, stride, padding, dilation, lhs_dilation, groups):
+    """`_conv_numpy`'s im2col in jax: the padded, dilated input sliced once per kernel offset,
+    then one dot_general per group."""
+    from jax import lax  # jax loads on first use (start-up time)
+    x = lax.pad(x, xp.zeros((), x.dtype), ((0, 0, 0), (0, 0, 0)) + tuple(
+        (lo, hi, f - 1) for (lo, hi), f in zip(padding, lhs_dilation)))
+    n, c = x.shape[:2]
+    o, cg, kernel = w.shape[0], w.shape[1], w.shape[2:]
+    out = tuple((s - _dilated(k, d)) // st + 1
+                for s, k, d, st in zip(x.shape[2:], kernel, dilation, stride))
+    cols = []
+    for off in itertools.product(*map(range, kernel)):
+        start = tuple(f * d for f, d in zip(off, dilation))
+        limit = tuple(b + (m - 1) * st + 1 for b, m, st in zip(start, out, stride))
+        cols.append(lax.slice(x, (0, 0) + start, (n, c) + limit, (1, 1) + tuple(stride)))
+    patches = xp.stack(cols, axis=2).reshape(n, groups, cg * len(cols), math.prod(out))
+    y = lax.dot_general(w.reshape(groups, o // groups, cg * len(cols)), patches,
+                        (((2,), (2,)), ((0,), (1,))), precision=lax.Precision.HIGHEST,
+                        preferred_element_type=acc)            # (groups, O/groups, N, out)
+    return y.transpose(2, 0, 1, 3).reshape((n, o) + out).astype(x.dtype)
 
 
 def _flip(b, x, dims):
@@ -187,18 +250,26 @@ def _max_pool_infer(types, *, kernel_size, stride, padding, dilation):
 
 
 def _max_pool_kernel(xp, x, *, kernel_size, stride, padding, dilation):
-    """Values and torch's indices (flat over the unpadded spatial dims); ties: the first max."""
+    """Values and torch's indices (flat over the unpadded spatial dims); ties: the first max.
+
+    Large float32/float64 inputs of the NumPy kernel run on XLA (`_on_xla`)."""
+    if xp is np and x.dtype in _XLA_DTYPES and x.size >= XLA_MIN_POOL_SIZE:
+        return _on_xla(_max_pool_kernel, (x,), dict(kernel_size=kernel_size, stride=stride,
+                                                    padding=padding, dilation=dilation))
     nd = len(kernel_size)
     fill = -np.inf if x.dtype.kind == "f" or x.dtype == T.bfloat16.numpy else np.iinfo(x.dtype).min
-    xpad = xp.pad(x, ((0, 0), (0, 0)) + tuple(padding), constant_values=fill)
+    xpad = xp.pad(x, ((0, 0), (0, 0)) + tuple(padding), constant_values=fill) \
+        if any(map(any, padding)) else x
     size = x.shape[2:]
     out = tuple(_out_size(s, p, k, st, d) for s, p, k, st, d in
                 zip(size, padding, kernel_size, stride, dilation))
     offsets = list(itertools.product(*map(range, kernel_size)))
-    stacked = xp.stack([xpad[(Ellipsis,) + _window(off, dilation, stride, out)]
-                        for off in offsets], axis=-1)          # (N, C, *out, window)
-    arg = xp.argmax(stacked, axis=-1)
-    values = xp.max(stacked, axis=-1)
+    windows = [xpad[(Ellipsis,) + _window(off, dilation, stride, out)] for off in offsets]
+    if xp is np:
+        values, arg = _window_argmax(windows)
+    else:   # jax: XLA fuses the stack into the reductions
+        stacked = xp.stack(windows, axis=-1)          # (N, C, *out, window)
+        arg, values = xp.argmax(stacked, axis=-1), xp.max(stacked, axis=-1)
     table = np.asarray(offsets, dtype=np.int64) * np.asarray(dilation, dtype=np.int64)
     flat = 0
     for i in range(nd):
@@ -206,6 +277,27 @@ def _max_pool_kernel(xp, x, *, kernel_size, stride, padding, dilation):
         start = start.reshape((out[i],) + (1,) * (nd - 1 - i))
         flat = flat * size[i] + (xp.asarray(table[:, i])[arg] + start)
     return values, xp.asarray(flat).astype(np.int64)
+
+
+def _window_argmax(windows):
+    """The maximum over `windows` (NumPy arrays of one shape) and the position of the first
+    one, NaN counting as the largest: ``argmax`` and ``max`` over their stack, without the
+    stack (a copy of every window) and the reductions over its short last axis (on a
+    (128, 16, 32, 32) 2x2 pool the stack took 30 ms, these elementwise passes 25)."""
+    best = windows[0].copy()
+    arg = np.zeros(best.shape, np.int8 if len(windows) < 128 else np.int64)
+    floating = best.dtype.kind == "f" or best.dtype == T.bfloat16.numpy
+    best_nan = np.isnan(best) if floating else None
+    for k, v in enumerate(windows[1:], 1):
+        take = v > best
+        if floating:   # a NaN wins over numbers, the first NaN over later ones
+            v_nan = np.isnan(v)
+            take |= v_nan
+            take &= ~best_nan
+            best_nan |= v_nan
+        np.copyto(best, v, where=take)
+        np.copyto(arg, k, where=take)
+    return best, arg
 
 
 def _max_pool_vjp(b, ct, x, out, indices, **_):

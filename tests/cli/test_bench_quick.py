@@ -88,3 +88,17 @@ def test_write_markdown_appends_a_block_when_markers_are_missing(tmp_path):
     begin, end = harness.markers("1 cpu")
     assert md.read_text() == (f"# Title\n\n{harness.BEGIN}\ntable 2\n{harness.END}\n\n"
                               f"{begin}\none core again\n{end}\n")
+
+
+def test_cnn_targets_compare_with_torch_eager():
+    recs = [harness.record("cnn", "tg.compile", [0.050]),
+            harness.record("cnn", "tracegrad eager", [0.080]),
+            harness.record("cnn", "jax.jit", [0.100]),
+            harness.record("cnn", "torch eager", [0.040]),
+            harness.record("cnn", "torch.compile", [0.025])]
+    harness.add_ratios(recs)
+    got = {c["target"]: (round(c["value"], 6), c["met"]) for c in harness.targets(recs)}
+    assert got == {"cnn: tg.compile / jax.jit step (floor)": (0.5, True),
+                   "cnn: tg.compile / fastest torch step (goal)": (2.0, False),
+                   "cnn: tg.compile / torch eager step": (1.25, False),
+                   "cnn: tracegrad eager / torch eager step": (2.0, False)}
