@@ -198,6 +198,9 @@ def _differentiate(roots, cts, targets, retain_graph, create_graph, nodes=None, 
                 with run:
                     arrays = _run_arrays(prog, nodes, w, [c._data for c in cts] + saved, run)
             grads = [Tensor(a) for a in arrays]
+        if run is not None and run.undefined:   # a Function's backward returned None for them
+            none = hooks.undefined_outputs(prog.graph, prog.n_cotangents, run.undefined)
+            grads = [None if u else g for g, u in zip(grads, none)]
         for i, g in zip(wanted, grads):
             results[i] = g
     if not retain_graph:

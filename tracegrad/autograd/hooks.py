@@ -81,6 +81,7 @@ class BackwardRun:
         self.executing = program.hook_calls
         self.markers = program.markers
         self.multi: dict = {}
+        self.undefined: set = set()   # ids of host-call outputs a Function's backward left None
         self._prev = None
 
     def will_execute(self, t) -> bool:
@@ -210,8 +211,9 @@ def call_arrays(n, arrays: list, run: BackwardRun) -> list:
     with no_grad():
         outs = call(n.attrs, [Tensor(np.asarray(a)) for a in arrays], run)
     result = []
-    for o, t in zip(outs, n.attrs["out_types"]):
+    for o, v, t in zip(outs, n.outputs, n.attrs["out_types"]):
         if o is None:
+            _note_undefined(n, v, run)
             result.append(np.zeros(t.shape, t.dtype.numpy))
         else:
             a = np.asarray(o._data)
@@ -222,8 +224,38 @@ def call_arrays(n, arrays: list, run: BackwardRun) -> list:
 def call_tensors(n, tensors: list, run: BackwardRun) -> list:
     """A host call when the backward runs on tensors (create_graph / tg.compile)."""
     outs = call(n.attrs, tensors, run)
+    for o, v in zip(outs, n.outputs):
+        if o is None:
+            _note_undefined(n, v, run)
     return [full(t.shape, 0, t.dtype) if o is None else o
             for o, t in zip(outs, n.attrs["out_types"])]
+
+
+def _note_undefined(n, v, run) -> None:
+    if n.attrs["kind"] == "custom" and run is not None:
+        run.undefined.add(id(v))
+
+
+def undefined_outputs(g: Graph, n_cotangents: int, undefined: set) -> list[bool]:
+    """Which outputs of `g` carry no gradient because a Function's ``backward`` returned None
+    (torch leaves such a ``.grad`` None): those that depend on such a host-call output and
+    on no cotangent input and no other host-call output.  The program ran them as zeros; a
+    value of saved inputs only (a constant zero gradient) stays defined."""
+    tainted = set(undefined)
+    defined = {id(v) for v in g.inputs[:n_cotangents]}
+    for n in g.nodes:
+        ins = [id(v) for v in n.inputs]
+        if n.op == HOST and n.attrs["kind"] == "custom":
+            for o in n.outputs:
+                (tainted if id(o) in undefined else defined).add(id(o))
+            continue
+        t, d = any(i in tainted for i in ins), any(i in defined for i in ins)
+        for o in n.outputs:
+            if t:
+                tainted.add(id(o))
+            if d:
+                defined.add(id(o))
+    return [id(v) in tainted and id(v) not in defined for v in g.outputs]
 
 
 # ---- segmented execution ------------------------------------------------------------------------
