@@ -24,6 +24,8 @@ took before any of these existed.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from tracegrad.ir.graph import Graph
@@ -148,8 +150,34 @@ def _ran(nodes: list[Node], w) -> list[Node]:
     return out
 
 
-def _differentiate(roots, cts, targets, retain_graph, create_graph, nodes=None, w=None,
-                   all_leaves=False):
+class _GraphTask(threading.local):
+    def __init__(self):
+        self.current = -1   # the id of the backward call running on this thread, or -1
+        self.count = 0
+
+
+_graph_task = _GraphTask()
+
+
+def current_graph_task_id() -> int:
+    """An id of the ``backward()`` / ``grad()`` call running on this thread, -1 outside one
+    (torch._C._current_graph_task_id; non-reentrant checkpoint recomputes once per id)."""
+    return _graph_task.current
+
+
+def _differentiate(*args, **kwargs):
+    task = _graph_task
+    prev = task.current
+    task.count += 1
+    task.current = task.count
+    try:
+        return _differentiate_task(*args, **kwargs)
+    finally:
+        task.current = prev
+
+
+def _differentiate_task(roots, cts, targets, retain_graph, create_graph, nodes=None, w=None,
+                        all_leaves=False):
     """Gradients of `roots` (with cotangents `cts`) for each of `targets` (None: unreached).
 
     ``nodes``, ``w``: `_collect(roots)` and its `_Wiring` (targets set) when the caller has
