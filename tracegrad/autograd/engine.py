@@ -177,16 +177,21 @@ def _differentiate(*args, **kwargs):
 
 
 def _differentiate_task(roots, cts, targets, retain_graph, create_graph, nodes=None, w=None,
-                        all_leaves=False):
+                        all_leaves=False, accumulate=None):
     """Gradients of `roots` (with cotangents `cts`) for each of `targets` (None: unreached).
 
     ``nodes``, ``w``: `_collect(roots)` and its `_Wiring` (targets set) when the caller has
     them already; ``all_leaves``: the targets are every leaf (``backward()``), so every node
-    runs."""
+    runs; ``accumulate(t, grad)``: ``backward()``'s accumulation, which a leaf with hooks
+    does from its host call, at torch's point (its grad in the result is then None)."""
     if nodes is None:
         nodes = _collect(roots)
     if w is None:
         w = _Wiring(nodes, roots, targets)
+    acc_leaves = frozenset()
+    if accumulate is not None and w.leaf_hooked:
+        acc_leaves = frozenset(r.leaf for r, t in zip(w.targets, targets)
+                               if type(r) is LeafRef and t.grad_fn is None)
     wanted = [i for i, r in enumerate(w.targets) if r is not None]
     results: list = [None] * len(targets)
     unreached = [j for j, r in enumerate(w.roots) if r is None]
@@ -205,6 +210,8 @@ def _differentiate_task(roots, cts, targets, retain_graph, create_graph, nodes=N
             w.rekey()
         prog = _program_for(nodes, w)
         run = hooks.BackwardRun(nodes, w, prog) if prog.host or _state.local.anomaly else None
+        if run is not None and acc_leaves:
+            run.accumulate, run.accumulate_leaves = accumulate, acc_leaves
         # inside a forward-AD dual level, a tape whose values carry tangents runs on tensors too,
         # so the gradients get tangents (forward-over-reverse; forward_ad.py)
         fw = _state.local.fw_level is not None and forward_ad.tape_has_tangents(nodes)
@@ -301,11 +308,18 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         w = _Wiring(nodes, tensors, None)
         targets = _leaves_and_retained(nodes, tensors, w)
         w.set_targets(targets)
+    done = set()   # leaves their host call accumulated already (hooks.call, kind "leaf")
+
+    def accumulate(t: Tensor, g: Tensor) -> None:
+        done.add(id(t))
+        with profiler.region(profiler.ACCUMULATE):
+            _accumulate_with_hooks(t, g, create_graph)
+
     grads = _differentiate(tensors, cts, targets, retain_graph, create_graph, nodes, w,
-                           all_leaves=inputs is None)
+                           all_leaves=inputs is None, accumulate=accumulate)
     leaf_hooks = graph_mod.LEAF_HOOKS_USED[0]
     for t, g in zip(targets, grads):
-        if g is not None:
+        if g is not None and id(t) not in done:
             with profiler.region(profiler.ACCUMULATE if t.grad_fn is None else profiler.RETAIN):
                 if leaf_hooks and t.grad_fn is None:
                     _accumulate_with_hooks(t, g, create_graph)
@@ -324,13 +338,14 @@ def _accumulate_with_hooks(t: Tensor, g: Tensor, create_graph: bool) -> None:
     if g is None:
         return
     _accumulate(t, g, create_graph)
-    table = getattr(t, "_hooks", None)
-    if table is not None and table.post_acc:
-        for fn in list(table.post_acc.values()):
-            fn(t)
-    if ex is not None and ex.post_hooks:
-        for fn in list(ex.post_hooks.values()):
-            fn((), (g,))
+    with set_grad_enabled(create_graph):   # as torch's engine: `p.sub_(p.grad)` works
+        table = getattr(t, "_hooks", None)
+        if table is not None and table.post_acc:
+            for fn in list(table.post_acc.values()):
+                fn(t)
+        if ex is not None and ex.post_hooks:
+            for fn in list(ex.post_hooks.values()):
+                fn((), (g,))
 
 
 def _leaves_and_retained(nodes: list[Node], roots: list[Tensor],

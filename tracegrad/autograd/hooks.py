@@ -82,6 +82,10 @@ class BackwardRun:
         self.markers = program.markers
         self.multi: dict = {}
         self.undefined: set = set()   # ids of host-call outputs a Function's backward left None
+        # backward(): accumulate(t, grad) writes a leaf's .grad (with its AccumulateGrad and
+        # post-accumulate-grad hooks) from its host call, for the leaves in accumulate_leaves
+        self.accumulate = None
+        self.accumulate_leaves: frozenset = frozenset()
         self._prev = None
 
     def will_execute(self, t) -> bool:
@@ -150,6 +154,17 @@ def leaf_hooks(t) -> dict | None:
     return h.pre if h is not None else None
 
 
+def leaf_marked(acc) -> bool:
+    """Does leaf `acc` (an AccumulateGrad) get a host call in the program: it has tensor
+    hooks, post-accumulate-grad hooks or node hooks, which run at the point its gradient is
+    complete, in torch's order."""
+    h = getattr(acc.variable, "_hooks", None)
+    if h is not None and (h.pre or h.post_acc):
+        return True
+    ex = acc.extra
+    return ex is not None and bool(ex.pre_hooks or ex.post_hooks)
+
+
 def _differentiable(values) -> list[int]:
     """Positions of the floating-point values: a node's integer outputs (indices) are not
     among its gradients in torch, so node hooks never see them."""
@@ -178,7 +193,11 @@ def call(attrs: dict, inputs: list, run: BackwardRun) -> list:
         ex = run.nodes[attrs["node"]].extra
         return [run_tensor_hooks(ex.tensor_hooks.get(attrs["index"]) if ex else None, inputs[0])]
     if kind == "leaf":
-        return [run_tensor_hooks(leaf_hooks(run.leaves[attrs["index"]].variable), inputs[0])]
+        li = attrs["index"]
+        g = run_tensor_hooks(leaf_hooks(run.leaves[li].variable), inputs[0])
+        if run.accumulate is not None and li in run.accumulate_leaves:
+            run.accumulate(run.leaves[li].variable, g)   # torch's AccumulateGrad runs here
+        return [g]
     node = run.nodes[attrs["node"]]
     if kind == "custom":
         from .function import run_backward  # lazy: an import cycle (it imports this module, directly or not)
