@@ -82,6 +82,7 @@ class BackwardRun:
         self.markers = program.markers
         self.multi: dict = {}
         self.undefined: set = set()   # ids of host-call outputs a Function's backward left None
+        self.none_called: set = set()   # nodes whose no-gradient outputs' hooks ran (with None)
         # backward(): accumulate(t, grad) writes a leaf's .grad (with its AccumulateGrad and
         # post-accumulate-grad hooks) from its host call, for the leaves in accumulate_leaves
         self.accumulate = None
@@ -186,12 +187,30 @@ def _run_node_hooks(hooks: dict, args_of, current: tuple, what: str) -> tuple:
     return current
 
 
+def _hooks_of_outputs_without_gradient(run: BackwardRun, i: int, ex) -> None:
+    """The node at `i` runs: as in torch, the hooks of its outputs that got no gradient (no
+    host call in this program: every differentiable output of a hooked multi-output node is
+    marked, see backward_program.py) are called with None, once, before the others'."""
+    if i in run.none_called:
+        return
+    run.none_called.add(i)
+    for j, table in sorted(ex.tensor_hooks.items()):
+        if table and ("tensor", i, j) not in run.executing:
+            for fn in list(table.values()):
+                fn(None)
+
+
 def call(attrs: dict, inputs: list, run: BackwardRun) -> list:
     """Run one host call on tensors; returns one tensor (or None = zeros) per output."""
     kind = attrs["kind"]
     if kind == "tensor":
-        ex = run.nodes[attrs["node"]].extra
-        return [run_tensor_hooks(ex.tensor_hooks.get(attrs["index"]) if ex else None, inputs[0])]
+        i, k = attrs["node"], attrs["index"]
+        ex = run.nodes[i].extra
+        if ex is None:
+            return [inputs[0]]
+        if len(ex.tensor_hooks) > 1 or k not in ex.tensor_hooks:
+            _hooks_of_outputs_without_gradient(run, i, ex)
+        return [run_tensor_hooks(ex.tensor_hooks.get(k), inputs[0])]
     if kind == "leaf":
         li = attrs["index"]
         g = run_tensor_hooks(leaf_hooks(run.leaves[li].variable), inputs[0])
@@ -213,12 +232,15 @@ def call(attrs: dict, inputs: list, run: BackwardRun) -> list:
                 out[j] = g
         return out
     if kind == "post":
-        mask = attrs["mask"]
+        # mask: per node input, is its gradient present; then per output, did one reach it
+        n_out = len(node.out_types)
+        mask, defined = attrs["mask"][:-n_out], attrs["mask"][-n_out:]
         k = sum(mask)
         present, grad_outputs = inputs[:k], inputs[k:]
         it = iter(present)
         grad_inputs = tuple(next(it) if m else None for m in mask)
-        go = tuple(grad_outputs[j] for j in _differentiable(grad_outputs))
+        go = tuple(grad_outputs[j] if defined[j] else None
+                   for j in _differentiable(grad_outputs))
         grads = _run_node_hooks(node.extra.post_hooks, lambda cur: (cur, go), grad_inputs, "post")
         return [g for g, m in zip(grads, mask) if m]
     raise RuntimeError(f"host_call: unknown kind {kind!r}")
