@@ -177,3 +177,25 @@ def test_post_accumulate_grad_hooks_with_inputs_create_graph_and_grad():
         lambda p: got.append((p.grad.tolist(), p.grad.requires_grad, tg.is_grad_enabled())))
     (c ** 3).sum().backward(create_graph=True)
     assert got == [([3.0, 12.0], True, True)]   # torch 2.13
+
+
+def test_saved_inputs_are_the_tensors_themselves():
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 2
+    c = a * b
+    # torch 2.13: True True (the saved input itself, leaf or not)
+    assert c.grad_fn._saved_other is b and c.grad_fn._saved_self is a
+    d = b.exp()
+    assert d.grad_fn._saved_result is not d   # torch 2.13: False (an output is a new tensor)
+    assert d.grad_fn._saved_result.tolist() == d.tolist()
+
+
+def test_saved_tensor_hooks_are_not_called_for_python_scalars():
+    calls = []
+    with tg.autograd.graph.saved_tensors_hooks(lambda t: calls.append("pack") or t,
+                                               lambda t: calls.append("unpack") or t):
+        a = tg.tensor([1.0, 2.0], requires_grad=True)
+        y = a * 2.0
+        a.pow(2)
+    y.sum().backward()
+    assert calls == ["pack"]   # torch 2.13: only pow saves a tensor (its base); mul by 2.0 none
