@@ -44,7 +44,7 @@ from .backward_program import (  # noqa: F401
 from .saved_values import _saved_inputs, _saved_value, _saved_values  # noqa: F401
 from .wiring import CONSTANT, LeafRef, NodeRef, _collect, _Wiring  # noqa: F401
 from ..dispatch.frontend import EAGER
-from .._ops import full
+from .._ops import full, stack
 from .._creation import tensor
 from .grad_mode import set_grad_enabled
 from .grad_mode import no_grad
@@ -418,13 +418,20 @@ def _detached(g: Tensor) -> Tensor:
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, materialize_grads=False):
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Gradients of `outputs` w.r.t. `inputs`, returned, not accumulated (torch.autograd.grad).
+
+    With ``is_grads_batched=True`` each of `grad_outputs` has a leading batch dimension B
+    and the result is the B gradients stacked (torch computes them under vmap; here each
+    row runs the same cached backward program, all but the last retaining the graph).
 
     Raises:
         RuntimeError: an input was not used to compute the outputs and
             ``allow_unused`` is False (torch's message).
     """
+    if is_grads_batched:
+        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     if isinstance(outputs, Tensor):
         outputs = [outputs]
     single = isinstance(inputs, Tensor)
@@ -455,3 +462,35 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = _detached(g)
         out.append(g)
     return tuple(out)
+
+
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads) -> tuple:
+    """`grad` with ``is_grads_batched=True``: one backward per row of the cotangents."""
+    if isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    if grad_outputs is None or not len(grad_outputs):
+        raise RuntimeError("grad: is_grads_batched=True needs grad_outputs with a leading "
+                           "batch dimension")
+    single = isinstance(inputs, Tensor)
+    if retain_graph is None:
+        retain_graph = create_graph
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    batch = grad_outputs[0].shape[0] if grad_outputs[0].dim() else 0
+    for i, (g, o) in enumerate(zip(grad_outputs, outputs)):
+        if g.dim() == 0 or g.shape[1:] != o.shape or g.shape[0] != batch:
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                "expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of {g.shape[1:]!r} and output[{i}] "
+                f"has a shape of {o.shape!r}. If you only want some tensors in `grad_output` "
+                "to be considered batched, consider using vmap.")
+    rows = [grad(outputs, inputs, [g[b] for g in grad_outputs],
+                 retain_graph=retain_graph if b == batch - 1 else True,
+                 create_graph=create_graph, allow_unused=allow_unused,
+                 materialize_grads=materialize_grads)
+            for b in range(batch)]
+    n = 1 if single else len(list(inputs))
+    out = tuple(None if rows[0][i] is None else stack([r[i] for r in rows]) for i in range(n))
+    return out
