@@ -343,3 +343,32 @@ def test_forward_mode_jvp_of_a_function():
         t = [round(v, 5) for v in fwAD.unpack_dual(s).tangent.tolist()]
     assert seen == [([1.0, 0.0], [0.0, 0.0])]   # torch 2.13: zeros for y, which has none
     assert t == [0.5403, -0.41615]               # torch 2.13
+
+
+def test_a_hooked_leaf_that_gets_only_a_none_gradient(executor):
+    class G(Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, None
+
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = tg.tensor([3.0, 4.0], requires_grad=True)
+    seen = []
+    o = G.apply(x, y)
+    acc = o.grad_fn.next_functions[1][0]
+    acc.register_prehook(lambda g: seen.append(("pre", g)))
+    acc.register_hook(lambda gi, go: seen.append(("post", gi, go)))
+    y.register_hook(lambda g: seen.append(("y", g)))
+    y.register_post_accumulate_grad_hook(lambda p: seen.append("y_post"))
+    x.register_post_accumulate_grad_hook(lambda p: seen.append("x_post"))
+    o.sum().backward()
+    # torch 2.13: AccumulateGrad runs on the undefined gradient: hooks see None, no .grad
+    assert seen == ["x_post", ("y", None), ("pre", (None,)), "y_post", ("post", (), (None,))]
+    assert x.grad.tolist() == [2.0, 2.0] and y.grad is None
+    seen.clear()
+    gx, gy = tg.autograd.grad(G.apply(x, y).sum(), [x, y], allow_unused=True)
+    assert gx.tolist() == [2.0, 2.0] and gy is None and seen == [("y", None)]   # torch 2.13

@@ -329,15 +329,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 def _accumulate_with_hooks(t: Tensor, g: Tensor, create_graph: bool) -> None:
     """AccumulateGrad with its hooks, in torch's order: the node's pre-hooks on ``(grad,)``,
-    accumulation, the tensor's post-accumulate-grad hooks, the node's post-hooks."""
+    accumulation (none for a None `g`), the tensor's post-accumulate-grad hooks, the node's
+    post-hooks."""
     acc = t._accumulator() if t._accumulator is not None else None
     ex = acc.extra if acc is not None else None
     with set_grad_enabled(create_graph):
         if ex is not None and ex.pre_hooks:
             g = hooks._run_node_hooks(ex.pre_hooks, lambda cur: (cur,), (g,), "pre")[0]
-    if g is None:
-        return
-    _accumulate(t, g, create_graph)
+    if g is not None:   # None: no gradient reached it; the hooks still run, as torch's
+        _accumulate(t, g, create_graph)
     with set_grad_enabled(create_graph):   # as torch's engine: `p.sub_(p.grad)` works
         table = getattr(t, "_hooks", None)
         if table is not None and table.post_acc:

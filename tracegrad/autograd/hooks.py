@@ -80,6 +80,7 @@ class BackwardRun:
         self._leaf_pos = wiring.leaf_pos
         self.executing = program.hook_calls
         self.markers = program.markers
+        self.program = program
         self.multi: dict = {}
         self.undefined: set = set()   # ids of host-call outputs a Function's backward left None
         self.none_called: set = set()   # nodes whose no-gradient outputs' hooks ran (with None)
@@ -249,6 +250,10 @@ def call(attrs: dict, inputs: list, run: BackwardRun) -> list:
 def call_arrays(n, arrays: list, run: BackwardRun) -> list:
     """A host call of the array executor: wraps the arrays as tensors, runs `call` without
     recording, and returns arrays of exactly the declared output types."""
+    if _no_gradient_reaches(n, run):
+        with no_grad():
+            _leaf_without_gradient(n.attrs["index"], run)
+        return list(arrays)
     with no_grad():
         outs = call(n.attrs, [Tensor(np.asarray(a)) for a in arrays], run)
     result = []
@@ -264,12 +269,34 @@ def call_arrays(n, arrays: list, run: BackwardRun) -> list:
 
 def call_tensors(n, tensors: list, run: BackwardRun) -> list:
     """A host call when the backward runs on tensors (create_graph / tg.compile)."""
+    if _no_gradient_reaches(n, run):
+        _leaf_without_gradient(n.attrs["index"], run)
+        return list(tensors)
     outs = call(n.attrs, tensors, run)
     for o, v in zip(outs, n.outputs):
         if o is None:
             _note_undefined(n, v, run)
     return [full(t.shape, 0, t.dtype) if o is None else o
             for o, t in zip(outs, n.attrs["out_types"])]
+
+
+def _no_gradient_reaches(n, run) -> bool:
+    """A leaf's host call whose gradient is only what a Function's ``backward`` left None
+    (`_leaf_without_gradient` runs instead)."""
+    if run is None or not run.undefined or n.attrs["kind"] != "leaf":
+        return False
+    prog = run.program
+    return id(n.inputs[0]) in undefined_values(prog.graph, prog.n_cotangents, run.undefined)
+
+
+def _leaf_without_gradient(li: int, run) -> None:
+    """torch's AccumulateGrad on an undefined gradient: the leaf's hooks get None, its
+    node and post-accumulate-grad hooks run, nothing is accumulated."""
+    t = run.leaves[li].variable
+    for fn in list((leaf_hooks(t) or {}).values()):
+        fn(None)
+    if run.accumulate is not None and li in run.accumulate_leaves:
+        run.accumulate(t, None)
 
 
 def _note_undefined(n, v, run) -> None:
@@ -279,9 +306,16 @@ def _note_undefined(n, v, run) -> None:
 
 def undefined_outputs(g: Graph, n_cotangents: int, undefined: set) -> list[bool]:
     """Which outputs of `g` carry no gradient because a Function's ``backward`` returned None
-    (torch leaves such a ``.grad`` None): those that depend on such a host-call output and
-    on no cotangent input and no other host-call output.  The program ran them as zeros; a
-    value of saved inputs only (a constant zero gradient) stays defined."""
+    (torch leaves such a ``.grad`` None); see `undefined_values`."""
+    none = undefined_values(g, n_cotangents, undefined)
+    return [id(v) in none for v in g.outputs]
+
+
+def undefined_values(g: Graph, n_cotangents: int, undefined: set) -> set:
+    """The ids of `g`'s values that depend on a host-call output a Function's ``backward``
+    left None (`undefined`) and on no cotangent input and no other host-call output.  The
+    program ran them as zeros; a value of saved inputs only (a constant zero gradient)
+    stays defined."""
     tainted = set(undefined)
     defined = {id(v) for v in g.inputs[:n_cotangents]}
     for n in g.nodes:
@@ -296,7 +330,7 @@ def undefined_outputs(g: Graph, n_cotangents: int, undefined: set) -> list[bool]
                 tainted.add(id(o))
             if d:
                 defined.add(id(o))
-    return [id(v) in tainted and id(v) not in defined for v in g.outputs]
+    return tainted - defined
 
 
 # ---- segmented execution ------------------------------------------------------------------------
