@@ -271,3 +271,57 @@ def test_checkpoint_sequential_matches_the_plain_model(use_reentrant):
     with pytest.raises(ValueError) as e:
         checkpoint_sequential(m, 2, x, use_reentrant=False, foo=1)
     assert str(e.value) == "Unexpected keyword arguments: foo"   # torch 2.13
+
+
+def test_nested_checkpoints_and_a_function_inside():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    calls = []
+
+    def inner(a):
+        calls.append("inner")
+        return a.sin() * a
+
+    def outer(a):
+        calls.append("outer")
+        return checkpoint(inner, a.exp(), use_reentrant=False).cos()
+
+    checkpoint(outer, x, use_reentrant=False).sum().backward()
+    assert calls == ["outer", "inner", "outer", "inner", "inner"]   # torch 2.13
+    assert _r(x.grad, 3) == [5.05, -9.824]                          # torch 2.13: 5.05047, -9.82403
+
+    class Sq(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t * t
+
+        @staticmethod
+        def backward(ctx, g):
+            t, = ctx.saved_tensors
+            return 2 * t * g
+
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    calls.clear()
+
+    def fn(a):
+        calls.append(1)
+        return Sq.apply(a.sin())
+
+    checkpoint(fn, x, use_reentrant=False).sum().backward()
+    assert len(calls) == 2 and _r(x.grad) == [0.9093, -0.7568]   # torch 2.13
+    with tg.no_grad():
+        assert checkpoint(lambda a: a.sin(), x, use_reentrant=False).requires_grad is False
+
+
+def test_an_input_modified_in_place_after_the_forward_raises():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    a = x * 1
+    y = checkpoint(lambda t: t.sin(), a, use_reentrant=False)
+    with tg.no_grad():
+        a.mul_(2)
+    # torch 2.13: "... modified by an inplace operation: [torch.FloatTensor [2]], which is
+    # output 0 of Mul, is at version 1; expected version 0 instead. Hint: ..."
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation: \[f32\[2\]\], "
+                                           r"which is output 0 of MulBackward0, is at version 1; "
+                                           r"expected version 0 instead"):
+        y.sum().backward()

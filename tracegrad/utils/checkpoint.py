@@ -108,6 +108,8 @@ class _Frame:
 
     def __init__(self, fn, args, kwargs, early_stop: bool, metadata_fn, restore):
         self.fn, self.args, self.kwargs = fn, args, kwargs
+        # the tensor arguments are saved variables, as torch's: version-checked on recompute
+        self.versions = [(a._vc, a._vc[0]) if isinstance(a, Tensor) else None for a in args]
         self.early_stop, self.metadata_fn, self.restore = early_stop, metadata_fn, restore
         self.holders: list = []        # weak references: a freed node drops its holder
         self.metas: list = []
@@ -134,6 +136,7 @@ class _Frame:
         return value
 
     def _recompute(self, task) -> None:
+        self._check_versions()
         self.task, self.recomputed, self.count = task, {}, 0
         try:   # the early stop leaves through the contexts, as torch's
             with saved_tensors_hooks(self._pack_recomputed, lambda x: x), enable_grad(), \
@@ -142,6 +145,17 @@ class _Frame:
         except _StopRecomputation:
             pass
         self._check()
+
+    def _check_versions(self) -> None:
+        for a, v in zip(self.args, self.versions):
+            if v is not None and v[0][0] != v[1]:
+                where = (f", which is output {a._out_index} of {a.grad_fn.name()}"
+                         if a.grad_fn is not None else "")
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: [{a._type}]{where}, is at version {v[0][0]}; "
+                    f"expected version {v[1]} instead. Hint: the checkpointed function's input "
+                    "was modified in place after the forward; clone it first.")
 
     def _pack_recomputed(self, t: Tensor):
         t = t.detach() if t.requires_grad else t
