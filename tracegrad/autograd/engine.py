@@ -183,7 +183,7 @@ def _differentiate_task(roots, cts, targets, retain_graph, create_graph, nodes=N
     ``nodes``, ``w``: `_collect(roots)` and its `_Wiring` (targets set) when the caller has
     them already; ``all_leaves``: the targets are every leaf (``backward()``), so every node
     runs; ``accumulate(t, grad)``: ``backward()``'s accumulation, which a leaf with hooks
-    does from its host call, at torch's point (its grad in the result is then None)."""
+    does from its host call, at torch's point (``backward()`` then skips that leaf)."""
     if nodes is None:
         nodes = _collect(roots)
     if w is None:
