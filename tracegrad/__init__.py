@@ -25,8 +25,8 @@ from ._composite import allclose, equal, floor_divide, is_tensor, isclose
 from ._device import device
 from ._state import get_executor, set_executor
 from .autograd import (enable_grad, inference_mode, is_anomaly_check_nan_enabled,
-                       is_anomaly_enabled, is_grad_enabled, is_inference_mode_enabled, no_grad,
-                       set_grad_enabled)
+                       is_anomaly_enabled, is_grad_enabled, is_inference, is_inference_mode_enabled,
+                       no_grad, set_grad_enabled)
 from .tensor import Parameter, Tensor, _add_registry_methods
 from . import _inplace, _tensor_methods  # noqa: E402,F401  (install Tensor's methods)
 from . import _inplace_math, _surface_ops  # noqa: E402,F401  (more of Tensor's methods)

@@ -66,8 +66,9 @@ def _node_hooks_vjp(b, ct, *values, node, op, op_attrs, out_types, needs, pre, p
     n_out = len(out_types)
     ins, outs = values[:len(values) - n_out], values[len(values) - n_out:]
     cts = list(ct) if n_out > 1 else [ct]
+    defined = tuple(not is_zero(c) for c in cts)   # which outputs a gradient reached
     if pre:
-        cts = host(b, cts, kind="pre", node=node, mask=tuple(not is_zero(c) for c in cts),
+        cts = host(b, cts, kind="pre", node=node, mask=defined,
                    out_types=tuple(c.type for c in cts))
     grads = get(op).vjp(b, cts[0] if n_out == 1 else tuple(cts), *ins, *outs, **dict(op_attrs))
     if not post:
@@ -76,7 +77,9 @@ def _node_hooks_vjp(b, ct, *values, node, op, op_attrs, out_types, needs, pre, p
              for g, x, need in zip(grads, ins, needs)]
     mask = tuple(g is not None for g in grads)
     present = [g for g in grads if g is not None]
-    res = host(b, present + cts, kind="post", node=node, mask=mask,
+    # the mask goes on with, per output, whether a gradient reached it (the hook gets None)
+    res = host(b, present + cts, kind="post", node=node,
+               mask=mask + defined,
                out_types=tuple(g.type for g in present))
     it = iter(res)
     return [next(it) if m else None for m in mask]

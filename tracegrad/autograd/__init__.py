@@ -6,8 +6,8 @@ from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_e
                       set_detect_anomaly)
 from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
-                        no_grad, set_grad_enabled)
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference,
+                        is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .graph import AccumulateGrad, Node
 from . import record, tensor_methods  # noqa: F401  (record-time extras; Tensor.backward ...)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401

@@ -133,6 +133,7 @@ def _build_program(nodes: list[Node], w: _Wiring) -> BackwardProgram:
     raw_outs: list[list] = []
     markers: dict[int, tuple] = {}
     hooked_leaves = set(w.leaf_hooked)
+    reach = None   # per node, per input edge: does a gradient flow to a target (_reaching)
 
     def mark(v, attrs: dict, owner: tuple):
         mid = len(nodes) + len(markers)
@@ -144,6 +145,7 @@ def _build_program(nodes: list[Node], w: _Wiring) -> BackwardProgram:
 
     for i, (n, refs) in enumerate(zip(nodes, w.refs)):
         ins = []
+        new_marks = []   # hooked leaves first used here
         for k, r in enumerate(refs):
             kind = type(r)
             if kind is NodeRef:
@@ -154,18 +156,25 @@ def _build_program(nodes: list[Node], w: _Wiring) -> BackwardProgram:
                 v = g.add_input(n.in_types[k])
                 feed_of[id(v)] = SavedSlot(i, False, k)
                 if kind is LeafRef:
-                    li = r.leaf
-                    leaf_raw[li] = v
-                    if li in hooked_leaves:
-                        v = mark(v, {"node": -1, "index": li, "leaf": True}, ("leaf", li))
-                    leaf_vals[li] = v
+                    leaf_raw[r.leaf] = leaf_vals[r.leaf] = v
+                    if r.leaf in hooked_leaves:
+                        new_marks.append(r.leaf)
             ins.append(v)
+        if new_marks:
+            # marks in reverse input order: autodiff emits them last-first, so the leaves'
+            # host calls run in input order, as torch's engine runs the AccumulateGrads
+            for li in reversed(new_marks):
+                leaf_vals[li] = mark(leaf_raw[li], {"node": -1, "index": li, "leaf": True},
+                                     ("leaf", li))
+            ins = [leaf_vals[r.leaf] if type(r) is LeafRef else v for r, v in zip(refs, ins)]
         attrs = n.attrs if n.op is not CUSTOM_FUNCTION else dict(n.attrs, node=i)
         sig = w.hooks.get(i)
         if sig is not None and (sig[0] or sig[1]):
+            if reach is None:
+                reach = _reaching(nodes, w)
             node = IRNode(hooks.NODE_HOOKS.name, ins, {
                 "node": i, "op": n.op.name, "op_attrs": tuple(attrs.items()),
-                "out_types": tuple(n.out_types), "needs": tuple(e is not None for e in n.edges),
+                "out_types": tuple(n.out_types), "needs": reach[i],
                 "pre": sig[0], "post": sig[1]}, n.out_types, n.loc, id=i)
         else:
             node = IRNode(n.op.name, ins, attrs, n.out_types, n.loc, id=i)
@@ -174,7 +183,12 @@ def _build_program(nodes: list[Node], w: _Wiring) -> BackwardProgram:
             feed_of[id(o)] = SavedSlot(i, True, j)
         raw_outs.append(node.outputs)
         consumed = list(node.outputs)
-        for k in (sig[2] if sig is not None else ()):
+        hooked = sig[2] if sig is not None else ()
+        if hooked and len(node.outputs) > 1:
+            # every differentiable output, so that when the node runs the hooks of an output
+            # no gradient reached are called with None, as torch (hooks.call)
+            hooked = [k for k, t in enumerate(n.out_types) if t.dtype.is_differentiable]
+        for k in hooked:
             consumed[k] = mark(consumed[k], {"node": i, "index": k, "leaf": False}, ("node", i))
         outs.append(consumed)
 
@@ -201,6 +215,29 @@ def _build_program(nodes: list[Node], w: _Wiring) -> BackwardProgram:
               for r, r_out, rk in f.checked())
         for f in feeds)
     return prog
+
+
+def _reaching(nodes: list[Node], w: _Wiring) -> list[tuple]:
+    """Per node, per input edge, whether it leads to a target: a node's post-hooks get None
+    for the other inputs, as torch's engine computes no gradient there (``inputs=``)."""
+    wanted_leaves = {r.leaf for r in w.targets if isinstance(r, LeafRef)}
+    wanted_outs = {(r.node, r.output) for r in w.targets if isinstance(r, NodeRef)}
+    pos, leaf_pos = w.index, w.leaf_index
+    reaches = [False] * len(nodes)
+    out = []
+    for i, n in enumerate(nodes):   # producers come first
+        row = []
+        for e in n.edges:
+            if e is None:
+                row.append(False)
+                continue
+            j = pos.get(e[0])
+            hit = (reaches[j] or (j, e[1]) in wanted_outs if j is not None
+                   else leaf_pos.get(e[0]) in wanted_leaves)
+            row.append(hit)
+        reaches[i] = any(row)
+        out.append(tuple(row))
+    return out
 
 
 def _readers(g: Graph, part) -> list[tuple]:

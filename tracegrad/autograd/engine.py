@@ -24,6 +24,8 @@ took before any of these existed.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from tracegrad.ir.graph import Graph
@@ -42,7 +44,7 @@ from .backward_program import (  # noqa: F401
 from .saved_values import _saved_inputs, _saved_value, _saved_values  # noqa: F401
 from .wiring import CONSTANT, LeafRef, NodeRef, _collect, _Wiring  # noqa: F401
 from ..dispatch.frontend import EAGER
-from .._ops import full
+from .._ops import full, stack
 from .._creation import tensor
 from .grad_mode import set_grad_enabled
 from .grad_mode import no_grad
@@ -148,17 +150,48 @@ def _ran(nodes: list[Node], w) -> list[Node]:
     return out
 
 
-def _differentiate(roots, cts, targets, retain_graph, create_graph, nodes=None, w=None,
-                   all_leaves=False):
+class _GraphTask(threading.local):
+    def __init__(self):
+        self.current = -1   # the id of the backward call running on this thread, or -1
+        self.count = 0
+
+
+_graph_task = _GraphTask()
+
+
+def current_graph_task_id() -> int:
+    """An id of the ``backward()`` / ``grad()`` call running on this thread, -1 outside one
+    (torch._C._current_graph_task_id; non-reentrant checkpoint recomputes once per id)."""
+    return _graph_task.current
+
+
+def _differentiate(*args, **kwargs):
+    task = _graph_task
+    prev = task.current
+    task.count += 1
+    task.current = task.count
+    try:
+        return _differentiate_task(*args, **kwargs)
+    finally:
+        task.current = prev
+
+
+def _differentiate_task(roots, cts, targets, retain_graph, create_graph, nodes=None, w=None,
+                        all_leaves=False, accumulate=None):
     """Gradients of `roots` (with cotangents `cts`) for each of `targets` (None: unreached).
 
     ``nodes``, ``w``: `_collect(roots)` and its `_Wiring` (targets set) when the caller has
     them already; ``all_leaves``: the targets are every leaf (``backward()``), so every node
-    runs."""
+    runs; ``accumulate(t, grad)``: ``backward()``'s accumulation, which a leaf with hooks
+    does from its host call, at torch's point (``backward()`` then skips that leaf)."""
     if nodes is None:
         nodes = _collect(roots)
     if w is None:
         w = _Wiring(nodes, roots, targets)
+    acc_leaves = frozenset()
+    if accumulate is not None and w.leaf_hooked:
+        acc_leaves = frozenset(r.leaf for r, t in zip(w.targets, targets)
+                               if type(r) is LeafRef and t.grad_fn is None)
     wanted = [i for i, r in enumerate(w.targets) if r is not None]
     results: list = [None] * len(targets)
     unreached = [j for j, r in enumerate(w.roots) if r is None]
@@ -177,6 +210,8 @@ def _differentiate(roots, cts, targets, retain_graph, create_graph, nodes=None, 
             w.rekey()
         prog = _program_for(nodes, w)
         run = hooks.BackwardRun(nodes, w, prog) if prog.host or _state.local.anomaly else None
+        if run is not None and acc_leaves:
+            run.accumulate, run.accumulate_leaves = accumulate, acc_leaves
         # inside a forward-AD dual level, a tape whose values carry tangents runs on tensors too,
         # so the gradients get tangents (forward-over-reverse; forward_ad.py)
         fw = _state.local.fw_level is not None and forward_ad.tape_has_tangents(nodes)
@@ -198,6 +233,9 @@ def _differentiate(roots, cts, targets, retain_graph, create_graph, nodes=None, 
                 with run:
                     arrays = _run_arrays(prog, nodes, w, [c._data for c in cts] + saved, run)
             grads = [Tensor(a) for a in arrays]
+        if run is not None and run.undefined:   # a Function's backward returned None for them
+            none = hooks.undefined_outputs(prog.graph, prog.n_cotangents, run.undefined)
+            grads = [None if u else g for g, u in zip(grads, none)]
         for i, g in zip(wanted, grads):
             results[i] = g
     if not retain_graph:
@@ -270,11 +308,18 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         w = _Wiring(nodes, tensors, None)
         targets = _leaves_and_retained(nodes, tensors, w)
         w.set_targets(targets)
+    done = set()   # leaves their host call accumulated already (hooks.call, kind "leaf")
+
+    def accumulate(t: Tensor, g: Tensor) -> None:
+        done.add(id(t))
+        with profiler.region(profiler.ACCUMULATE):
+            _accumulate_with_hooks(t, g, create_graph)
+
     grads = _differentiate(tensors, cts, targets, retain_graph, create_graph, nodes, w,
-                           all_leaves=inputs is None)
+                           all_leaves=inputs is None, accumulate=accumulate)
     leaf_hooks = graph_mod.LEAF_HOOKS_USED[0]
     for t, g in zip(targets, grads):
-        if g is not None:
+        if g is not None and id(t) not in done:
             with profiler.region(profiler.ACCUMULATE if t.grad_fn is None else profiler.RETAIN):
                 if leaf_hooks and t.grad_fn is None:
                     _accumulate_with_hooks(t, g, create_graph)
@@ -284,22 +329,23 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 def _accumulate_with_hooks(t: Tensor, g: Tensor, create_graph: bool) -> None:
     """AccumulateGrad with its hooks, in torch's order: the node's pre-hooks on ``(grad,)``,
-    accumulation, the tensor's post-accumulate-grad hooks, the node's post-hooks."""
+    accumulation (none for a None `g`), the tensor's post-accumulate-grad hooks, the node's
+    post-hooks."""
     acc = t._accumulator() if t._accumulator is not None else None
     ex = acc.extra if acc is not None else None
     with set_grad_enabled(create_graph):
         if ex is not None and ex.pre_hooks:
             g = hooks._run_node_hooks(ex.pre_hooks, lambda cur: (cur,), (g,), "pre")[0]
-    if g is None:
-        return
-    _accumulate(t, g, create_graph)
-    table = getattr(t, "_hooks", None)
-    if table is not None and table.post_acc:
-        for fn in list(table.post_acc.values()):
-            fn(t)
-    if ex is not None and ex.post_hooks:
-        for fn in list(ex.post_hooks.values()):
-            fn((), (g,))
+    if g is not None:   # None: no gradient reached it; the hooks still run, as torch's
+        _accumulate(t, g, create_graph)
+    with set_grad_enabled(create_graph):   # as torch's engine: `p.sub_(p.grad)` works
+        table = getattr(t, "_hooks", None)
+        if table is not None and table.post_acc:
+            for fn in list(table.post_acc.values()):
+                fn(t)
+        if ex is not None and ex.post_hooks:
+            for fn in list(ex.post_hooks.values()):
+                fn((), (g,))
 
 
 def _leaves_and_retained(nodes: list[Node], roots: list[Tensor],
@@ -372,13 +418,20 @@ def _detached(g: Tensor) -> Tensor:
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, materialize_grads=False):
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Gradients of `outputs` w.r.t. `inputs`, returned, not accumulated (torch.autograd.grad).
+
+    With ``is_grads_batched=True`` each of `grad_outputs` has a leading batch dimension B
+    and the result is the B gradients stacked (torch computes them under vmap; here each
+    row runs the same cached backward program, all but the last retaining the graph).
 
     Raises:
         RuntimeError: an input was not used to compute the outputs and
             ``allow_unused`` is False (torch's message).
     """
+    if is_grads_batched:
+        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     if isinstance(outputs, Tensor):
         outputs = [outputs]
     single = isinstance(inputs, Tensor)
@@ -409,3 +462,35 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = _detached(g)
         out.append(g)
     return tuple(out)
+
+
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads) -> tuple:
+    """`grad` with ``is_grads_batched=True``: one backward per row of the cotangents."""
+    if isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    if grad_outputs is None or not len(grad_outputs):
+        raise RuntimeError("grad: is_grads_batched=True needs grad_outputs with a leading "
+                           "batch dimension")
+    single = isinstance(inputs, Tensor)
+    if retain_graph is None:
+        retain_graph = create_graph
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    batch = grad_outputs[0].shape[0] if grad_outputs[0].dim() else 0
+    for i, (g, o) in enumerate(zip(grad_outputs, outputs)):
+        if g.dim() == 0 or g.shape[1:] != o.shape or g.shape[0] != batch:
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                "expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of {g.shape[1:]!r} and output[{i}] "
+                f"has a shape of {o.shape!r}. If you only want some tensors in `grad_output` "
+                "to be considered batched, consider using vmap.")
+    rows = [grad(outputs, inputs, [g[b] for g in grad_outputs],
+                 retain_graph=retain_graph if b == batch - 1 else True,
+                 create_graph=create_graph, allow_unused=allow_unused,
+                 materialize_grads=materialize_grads)
+            for b in range(batch)]
+    n = 1 if single else len(list(inputs))
+    out = tuple(None if rows[0][i] is None else stack([r[i] for r in rows]) for i in range(n))
+    return out

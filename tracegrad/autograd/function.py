@@ -175,6 +175,15 @@ class Function:
 
     vjp = backward
 
+    @classmethod
+    def _user_backward(cls):
+        """``backward`` or ``vjp``, whichever the subclass defines (torch's _get_user_fn)."""
+        backward, vjp = cls.backward, cls.vjp
+        if backward is not Function.backward and vjp is not Function.vjp:
+            raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is "
+                               "not allowed. You should only implement one of them.")
+        return vjp if vjp is not Function.vjp else backward
+
     @staticmethod
     def jvp(ctx, *grad_inputs):
         """Output tangents from input tangents, for forward-mode AD (one per ``forward`` argument:
@@ -185,7 +194,7 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward`` and record one node whose backward is ``cls.backward``."""
-        if kwargs:   # bind keywords to forward's positional parameters, as torch
+        if kwargs or _uses_setup_context(cls):   # bind keywords and defaults, as torch
             args = _bind(cls, args, kwargs)
         if _state.local.fw_level is not None:   # dual inputs: tangents by cls.jvp
             from .forward_ad import function_apply
@@ -204,19 +213,24 @@ def _bind(cls, args, kwargs) -> tuple:
         params = params[1:]   # ctx
     bound = inspect.Signature(params).bind(*args, **kwargs)
     bound.apply_defaults()
+    if bound.kwargs:   # keyword-only parameters: torch's apply passes no keywords on
+        raise TypeError(f"forward() got an unexpected keyword argument "
+                        f"'{next(iter(bound.kwargs))}'")
     return tuple(bound.args)
 
 
 def _apply(cls, args: tuple, ctx_out: list | None = None):
     local = _state.local
     grad_on = local.grad_enabled
-    needs = tuple(isinstance(a, Tensor) and a._requires_grad and grad_on for a in args)
+    # as torch, needs_input_grad is each input's requires_grad, also under no_grad
+    needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     ctx = cls._backward_cls.__new__(cls._backward_cls)
     ctx._init_ctx(needs)
     if ctx_out is not None:   # forward_ad.function_apply calls jvp on this ctx afterwards
         ctx_out.append(ctx)
     tensor_args = [a for a in args if isinstance(a, Tensor)]
-    edges = tuple(_edge(a) if n else None for a, n in zip(args, needs) if isinstance(a, Tensor))
+    edges = tuple(_edge(a) if n and grad_on else None
+                  for a, n in zip(args, needs) if isinstance(a, Tensor))
     in_types = tuple(a._type for a in tensor_args)
     in_saved = tuple(a._data for a in tensor_args)   # before forward can modify them in place
     in_versions = tuple((a._vc, a._vc[0]) for a in tensor_args)
@@ -226,7 +240,7 @@ def _apply(cls, args: tuple, ctx_out: list | None = None):
             cls.setup_context(ctx, args, output)
         else:
             output = cls.forward(ctx, *args)
-    if not any(needs):
+    if not (grad_on and any(needs)):
         return output
     single = not isinstance(output, tuple)
     outputs = (output,) if single else output
@@ -262,6 +276,10 @@ def _apply(cls, args: tuple, ctx_out: list | None = None):
                   out_types, _state.user_location(3))
     ctx.extra = extra
     ctx._arg_is_tensor = tuple(isinstance(a, Tensor) for a in args)
+    # backward gets one gradient per forward output (None for a non-tensor one, as torch)
+    ctx._out_positions, ctx._n_outputs = tuple(positions), len(outputs)
+    ctx._out_differentiable = tuple(o.dtype.is_differentiable and id(outputs[i]) not in non_diff
+                                    for i, o in zip(positions, out_tensors))
     for k, o in enumerate(out_tensors):
         if o.dtype.is_differentiable and id(outputs[positions[k]]) not in non_diff:
             o._requires_grad = True
@@ -340,13 +358,15 @@ def run_backward(node: BackwardCFunction, attrs: dict, inputs: list) -> list:
     gradient per floating-point tensor input (None: no gradient)."""
     cls = node._forward_cls
     it = iter(inputs)
-    grads = []
-    for defined, t in zip(attrs["mask"], node.out_types):
+    grads = [None] * node._n_outputs
+    materialize_non_diff = getattr(node, "_materialize_non_diff_grads", True)
+    for pos, defined, diff, t in zip(node._out_positions, attrs["mask"],
+                                     node._out_differentiable, node.out_types):
         g = next(it) if defined else None
-        if g is None and node._materialize and t.dtype.is_differentiable:
-            g = full(t.shape, 0, t.dtype)
-        grads.append(g)
-    result = cls.backward(node, *grads)
+        if g is None and node._materialize and (diff or materialize_non_diff):
+            g = full(t.shape, 0, t.dtype)   # torch: zeros, also for an integer output
+        grads[pos] = g
+    result = cls._user_backward()(node, *grads)
     if not isinstance(result, tuple):
         result = (result,)
     n_args = len(node.needs_input_grad)

@@ -26,6 +26,7 @@ from typing import Callable
 import numpy as np
 
 from ..tensor import Tensor
+from . import gradcheck_modes
 from .engine import grad as _grad
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
@@ -342,26 +343,30 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5,
         check_grad_dtypes: gradients must have their input's dtype.
         fast_mode: compare ``v^T J u`` for random ``u``, ``v`` instead of the
             whole Jacobian (one VJP per output instead of one per element).
+        check_forward_ad: also check the Jacobian forward-mode AD computes
+            (tg.autograd.forward_ad; a custom Function needs its ``jvp``).
+        check_backward_ad: check the reverse-mode gradients (default True).
+        check_batched_grad: ``autograd.grad(..., is_grads_batched=True)`` must give
+            the single VJPs' gradients (gradcheck_modes.py).
     Returns:
         True when every check passes.
     Raises:
         GradcheckError: a check failed, with both Jacobians in the message
             (only with ``raise_exception=True``).
         ValueError: no input requires grad.
-        NotImplementedError: check_batched_grad, check_forward_ad,
-            check_batched_forward_grad or masked=True (no vmap, forward mode
-            or sparse tensors yet).
+        NotImplementedError: check_batched_forward_grad or masked=True (no
+            vmap of forward mode, no sparse tensors).
     Follows ``torch.autograd.gradcheck``.
     """
-    _reject_unsupported("gradcheck", check_batched_grad=check_batched_grad,
-                        check_batched_forward_grad=check_batched_forward_grad,
-                        check_forward_ad=check_forward_ad, masked=masked)
-    if not check_backward_ad:
-        raise ValueError("gradcheck: check_backward_ad=False leaves nothing to check "
-                         "(check_forward_ad is not supported yet)")
+    _reject_unsupported("gradcheck", check_batched_forward_grad=check_batched_forward_grad,
+                        masked=masked)
+    if not (check_backward_ad or check_forward_ad):   # torch asserts this
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
+                             "to be True")
     try:
         _gradcheck(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol, check_undefined_grad,
-                   check_grad_dtypes, fast_mode)
+                   check_grad_dtypes, fast_mode, check_backward_ad, check_forward_ad,
+                   check_batched_grad and check_backward_ad)
     except GradcheckError:
         if raise_exception:
             raise
@@ -377,11 +382,18 @@ def _reject_unsupported(name: str, **flags) -> None:
 
 
 def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-               check_grad_dtypes, fast_mode) -> None:
+               check_grad_dtypes, fast_mode, backward=True, forward=False,
+               batched=False) -> None:
     p = _Problem(func, inputs, eps)
     rng = np.random.default_rng(0)      # its own stream: the user's seed is left alone
     if not p.diff_out:
         _no_differentiable_outputs(p, fast_mode, rng)
+        return
+    if forward:
+        gradcheck_modes.check_forward_ad(
+            p, _numerical_jacobian, lambda a, n, scale: _allclose(a, n, rtol, atol * scale),
+            GradcheckError, fast_mode, rng, _unit)
+    if not backward:
         return
     if fast_mode:
         _fast(p, rtol, atol, nondet_tol, check_grad_dtypes, rng)
@@ -390,6 +402,8 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
     _zero_cotangents_give_zero(p, p.diff_out, "backward not multiplied by grad_output")
     if check_undefined_grad:
         _undefined_grads(p)
+    if batched:
+        gradcheck_modes.check_batched_grad(p, GradcheckError, rng)
 
 
 def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-6,
@@ -417,14 +431,14 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
         True when every check passes.
     Raises:
         GradcheckError, ValueError, NotImplementedError: as `gradcheck`
-            (check_batched_grad, check_fwd_over_rev and masked are not supported).
+            (``check_fwd_over_rev`` is its ``check_forward_ad``, ``check_rev_over_rev``
+            its ``check_backward_ad``; masked is not supported).
     Follows ``torch.autograd.gradgradcheck``.
     """
-    _reject_unsupported("gradgradcheck", check_batched_grad=check_batched_grad,
-                        check_fwd_over_rev=check_fwd_over_rev, masked=masked)
-    if not check_rev_over_rev:
-        raise ValueError("gradgradcheck: check_rev_over_rev=False leaves nothing to check "
-                         "(check_fwd_over_rev is not supported yet)")
+    _reject_unsupported("gradgradcheck", masked=masked)
+    if check_undefined_grad and not check_rev_over_rev:   # torch asserts this
+        raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev to "
+                             "be True")
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         outs = _as_tuple(func(*inputs))
@@ -447,7 +461,9 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
     return gradcheck(vjp_of_func, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol,
                      check_undefined_grad=check_undefined_grad,
-                     check_grad_dtypes=check_grad_dtypes, fast_mode=fast_mode)
+                     check_grad_dtypes=check_grad_dtypes, fast_mode=fast_mode,
+                     check_batched_grad=check_batched_grad, check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev)
 
 
 def _random_cotangent(rng, out: Tensor, non_contiguous: bool) -> Tensor:

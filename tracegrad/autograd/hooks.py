@@ -80,7 +80,14 @@ class BackwardRun:
         self._leaf_pos = wiring.leaf_pos
         self.executing = program.hook_calls
         self.markers = program.markers
+        self.program = program
         self.multi: dict = {}
+        self.undefined: set = set()   # ids of host-call outputs a Function's backward left None
+        self.none_called: set = set()   # nodes whose no-gradient outputs' hooks ran (with None)
+        # backward(): accumulate(t, grad) writes a leaf's .grad (with its AccumulateGrad and
+        # post-accumulate-grad hooks) from its host call, for the leaves in accumulate_leaves
+        self.accumulate = None
+        self.accumulate_leaves: frozenset = frozenset()
         self._prev = None
 
     def will_execute(self, t) -> bool:
@@ -149,6 +156,17 @@ def leaf_hooks(t) -> dict | None:
     return h.pre if h is not None else None
 
 
+def leaf_marked(acc) -> bool:
+    """Does leaf `acc` (an AccumulateGrad) get a host call in the program: it has tensor
+    hooks, post-accumulate-grad hooks or node hooks, which run at the point its gradient is
+    complete, in torch's order."""
+    h = getattr(acc.variable, "_hooks", None)
+    if h is not None and (h.pre or h.post_acc):
+        return True
+    ex = acc.extra
+    return ex is not None and bool(ex.pre_hooks or ex.post_hooks)
+
+
 def _differentiable(values) -> list[int]:
     """Positions of the floating-point values: a node's integer outputs (indices) are not
     among its gradients in torch, so node hooks never see them."""
@@ -170,14 +188,36 @@ def _run_node_hooks(hooks: dict, args_of, current: tuple, what: str) -> tuple:
     return current
 
 
+def _hooks_of_outputs_without_gradient(run: BackwardRun, i: int, ex) -> None:
+    """The node at `i` runs: as in torch, the hooks of its outputs that got no gradient (no
+    host call in this program: every differentiable output of a hooked multi-output node is
+    marked, see backward_program.py) are called with None, once, before the others'."""
+    if i in run.none_called:
+        return
+    run.none_called.add(i)
+    for j, table in sorted(ex.tensor_hooks.items()):
+        if table and ("tensor", i, j) not in run.executing:
+            for fn in list(table.values()):
+                fn(None)
+
+
 def call(attrs: dict, inputs: list, run: BackwardRun) -> list:
     """Run one host call on tensors; returns one tensor (or None = zeros) per output."""
     kind = attrs["kind"]
     if kind == "tensor":
-        ex = run.nodes[attrs["node"]].extra
-        return [run_tensor_hooks(ex.tensor_hooks.get(attrs["index"]) if ex else None, inputs[0])]
+        i, k = attrs["node"], attrs["index"]
+        ex = run.nodes[i].extra
+        if ex is None:
+            return [inputs[0]]
+        if len(ex.tensor_hooks) > 1 or k not in ex.tensor_hooks:
+            _hooks_of_outputs_without_gradient(run, i, ex)
+        return [run_tensor_hooks(ex.tensor_hooks.get(k), inputs[0])]
     if kind == "leaf":
-        return [run_tensor_hooks(leaf_hooks(run.leaves[attrs["index"]].variable), inputs[0])]
+        li = attrs["index"]
+        g = run_tensor_hooks(leaf_hooks(run.leaves[li].variable), inputs[0])
+        if run.accumulate is not None and li in run.accumulate_leaves:
+            run.accumulate(run.leaves[li].variable, g)   # torch's AccumulateGrad runs here
+        return [g]
     node = run.nodes[attrs["node"]]
     if kind == "custom":
         from .function import run_backward  # lazy: an import cycle (it imports this module, directly or not)
@@ -193,12 +233,15 @@ def call(attrs: dict, inputs: list, run: BackwardRun) -> list:
                 out[j] = g
         return out
     if kind == "post":
-        mask = attrs["mask"]
+        # mask: per node input, is its gradient present; then per output, did one reach it
+        n_out = len(node.out_types)
+        mask, defined = attrs["mask"][:-n_out], attrs["mask"][-n_out:]
         k = sum(mask)
         present, grad_outputs = inputs[:k], inputs[k:]
         it = iter(present)
         grad_inputs = tuple(next(it) if m else None for m in mask)
-        go = tuple(grad_outputs[j] for j in _differentiable(grad_outputs))
+        go = tuple(grad_outputs[j] if defined[j] else None
+                   for j in _differentiable(grad_outputs))
         grads = _run_node_hooks(node.extra.post_hooks, lambda cur: (cur, go), grad_inputs, "post")
         return [g for g, m in zip(grads, mask) if m]
     raise RuntimeError(f"host_call: unknown kind {kind!r}")
@@ -207,11 +250,16 @@ def call(attrs: dict, inputs: list, run: BackwardRun) -> list:
 def call_arrays(n, arrays: list, run: BackwardRun) -> list:
     """A host call of the array executor: wraps the arrays as tensors, runs `call` without
     recording, and returns arrays of exactly the declared output types."""
+    if _no_gradient_reaches(n, run):
+        with no_grad():
+            _leaf_without_gradient(n.attrs["index"], run)
+        return list(arrays)
     with no_grad():
         outs = call(n.attrs, [Tensor(np.asarray(a)) for a in arrays], run)
     result = []
-    for o, t in zip(outs, n.attrs["out_types"]):
+    for o, v, t in zip(outs, n.outputs, n.attrs["out_types"]):
         if o is None:
+            _note_undefined(n, v, run)
             result.append(np.zeros(t.shape, t.dtype.numpy))
         else:
             a = np.asarray(o._data)
@@ -221,9 +269,68 @@ def call_arrays(n, arrays: list, run: BackwardRun) -> list:
 
 def call_tensors(n, tensors: list, run: BackwardRun) -> list:
     """A host call when the backward runs on tensors (create_graph / tg.compile)."""
+    if _no_gradient_reaches(n, run):
+        _leaf_without_gradient(n.attrs["index"], run)
+        return list(tensors)
     outs = call(n.attrs, tensors, run)
+    for o, v in zip(outs, n.outputs):
+        if o is None:
+            _note_undefined(n, v, run)
     return [full(t.shape, 0, t.dtype) if o is None else o
             for o, t in zip(outs, n.attrs["out_types"])]
+
+
+def _no_gradient_reaches(n, run) -> bool:
+    """A leaf's host call whose gradient is only what a Function's ``backward`` left None
+    (`_leaf_without_gradient` runs instead)."""
+    if run is None or not run.undefined or n.attrs["kind"] != "leaf":
+        return False
+    prog = run.program
+    return id(n.inputs[0]) in undefined_values(prog.graph, prog.n_cotangents, run.undefined)
+
+
+def _leaf_without_gradient(li: int, run) -> None:
+    """torch's AccumulateGrad on an undefined gradient: the leaf's hooks get None, its
+    node and post-accumulate-grad hooks run, nothing is accumulated."""
+    t = run.leaves[li].variable
+    for fn in list((leaf_hooks(t) or {}).values()):
+        fn(None)
+    if run.accumulate is not None and li in run.accumulate_leaves:
+        run.accumulate(t, None)
+
+
+def _note_undefined(n, v, run) -> None:
+    if n.attrs["kind"] == "custom" and run is not None:
+        run.undefined.add(id(v))
+
+
+def undefined_outputs(g: Graph, n_cotangents: int, undefined: set) -> list[bool]:
+    """Which outputs of `g` carry no gradient because a Function's ``backward`` returned None
+    (torch leaves such a ``.grad`` None); see `undefined_values`."""
+    none = undefined_values(g, n_cotangents, undefined)
+    return [id(v) in none for v in g.outputs]
+
+
+def undefined_values(g: Graph, n_cotangents: int, undefined: set) -> set:
+    """The ids of `g`'s values that depend on a host-call output a Function's ``backward``
+    left None (`undefined`) and on no cotangent input and no other host-call output.  The
+    program ran them as zeros; a value of saved inputs only (a constant zero gradient)
+    stays defined."""
+    tainted = set(undefined)
+    defined = {id(v) for v in g.inputs[:n_cotangents]}
+    for n in g.nodes:
+        ins = [id(v) for v in n.inputs]
+        if n.op == HOST and n.attrs["kind"] == "custom":
+            for o in n.outputs:
+                (tainted if id(o) in undefined else defined).add(id(o))
+            continue
+        t, d = any(i in tainted for i in ins), any(i in defined for i in ins)
+        for o in n.outputs:
+            if t:
+                tainted.add(id(o))
+            if d:
+                defined.add(id(o))
+    return tainted - defined
 
 
 # ---- segmented execution ------------------------------------------------------------------------

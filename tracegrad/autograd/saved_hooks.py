@@ -16,6 +16,8 @@ the hooks own it.
 """
 from __future__ import annotations
 
+import gc
+
 from tracegrad.ir.builder import Builder
 from tracegrad.ir.graph import Graph, Node as IRNode
 
@@ -183,7 +185,21 @@ def as_tensor(node, is_out: bool, k: int, data):
     if isinstance(edge[0], AccumulateGrad):
         v = edge[0].variable
         return v if v._data is data else Tensor(data)
+    live = _live_output(edge[0], edge[1], data)
+    if live is not None:   # torch returns the saved input itself: `_saved_other is b`
+        return live
     return Tensor(data, requires_grad=True, grad_fn=edge[0], out_index=edge[1])
+
+
+def _live_output(producer, k: int, data):
+    """The tensor still alive that is output `k` of `producer` with value `data`, or None.
+    Tape nodes keep no references to their outputs (recording stays cheap), so this debug
+    accessor asks the garbage collector for the objects that refer to the node."""
+    for r in gc.get_referrers(producer):
+        if isinstance(r, Tensor) and r.grad_fn is producer and r._out_index == k \
+                and r._data is data:
+            return r
+    return None
 
 
 # ---- packing ----------------------------------------------------------------------------------

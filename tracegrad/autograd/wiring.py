@@ -91,7 +91,7 @@ class _Wiring:
         self.leaves: list[AccumulateGrad] = []
         self.leaf_index = leaf_pos = {}
         self.hooks: dict[int, tuple] = {}   # node position -> NodeExtra.hook_signature()
-        self.leaf_hooked: list[int] = []    # leaves with tensor hooks
+        self.leaf_hooked: list[int] = []    # leaves with hooks (hooks.leaf_marked)
         self.packed = False                 # some saved value is held by a pack hook
         self.retained = False               # some node has outputs that called retain_grad()
         self._refs = None
@@ -122,7 +122,7 @@ class _Wiring:
                 if li is None:
                     li = leaf_pos[p] = len(self.leaves)
                     self.leaves.append(p)
-                    if leaf_hooks_used and hooks.leaf_hooks(p.variable):
+                    if leaf_hooks_used and hooks.leaf_marked(p):
                         self.leaf_hooked.append(li)
                 add(-2 - li)
         self.nodes_key = tuple(key)

@@ -5,6 +5,9 @@ Part of the dispatch core (the dispatcher reads the flags these set on every op)
 from __future__ import annotations
 
 import functools
+import inspect
+import sys
+import warnings
 
 from .. import _state
 
@@ -17,10 +20,61 @@ def _set_mode(mode: bool) -> None:
     local.grad_enabled = mode and not local.inference
 
 
+def _wrap(factory, fn):
+    """`fn` run inside ``factory()``'s mode, as torch's ``_DecoratorContextManager``: a
+    generator function gets the mode around each step (``send``/``throw``/``close``),
+    so the mode holds inside it across yields and the caller's mode outside; a
+    coroutine function, as in torch, only while it is created (torch wraps the call)."""
+    if inspect.isclass(fn):
+        warnings.warn("Decorating classes is deprecated and will be disabled in future versions. "
+                      "You should only decorate functions or methods. To preserve the current "
+                      "behavior of class decoration, you can directly decorate the `__init__` "
+                      "method and nothing else.", FutureWarning, stacklevel=3)
+        cls = fn
+        fn = lambda *args, **kwargs: cls(*args, **kwargs)  # noqa: E731  (torch's wrapper)
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def generator(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            try:
+                with factory():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with factory():
+                            gen.close()
+                        raise
+                    except BaseException:
+                        with factory():
+                            response = gen.throw(sys.exc_info()[1])
+                    else:
+                        with factory():
+                            response = gen.send(request)
+            except StopIteration as e:
+                return e.value
+        return generator
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with factory():
+            return fn(*args, **kwargs)
+    return wrapper
+
+
 class _GradMode:
-    """Context manager and decorator that sets grad mode to `self.mode` inside."""
+    """Context manager and decorator that sets grad mode to `self.mode` inside; usable
+    without parentheses (``@tg.no_grad``), as torch's no_grad/enable_grad."""
 
     mode = True
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        if not callable(orig_func):
+            raise TypeError(f"{cls.__name__}() takes no arguments (got {type(orig_func).__name__})")
+        return cls()(orig_func)
 
     def __enter__(self):
         self._prev = _state.local.grad_mode
@@ -31,20 +85,11 @@ class _GradMode:
         _set_mode(self._prev)
         return False
 
-    def __call__(self, fn):
-        mode = self.mode
-        if isinstance(self, set_grad_enabled):  # as a decorator it must not switch the mode now
-            _set_mode(self._prev)
+    def clone(self):
+        return self.__class__()
 
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            prev = _state.local.grad_mode
-            _set_mode(mode)
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                _set_mode(prev)
-        return wrapper
+    def __call__(self, fn):
+        return _wrap(self.clone, fn)
 
 
 class no_grad(_GradMode):
@@ -61,7 +106,11 @@ class enable_grad(_GradMode):
 
 
 class set_grad_enabled(_GradMode):
-    """Set grad mode to `mode`: immediately as a function, restored by a `with` block."""
+    """Set grad mode to `mode`: immediately as a function, restored by a `with` block; as a
+    decorator it leaves the mode as it was and sets it inside each call (torch's)."""
+
+    def __new__(cls, mode: bool):
+        return object.__new__(cls)
 
     def __init__(self, mode: bool):
         self._prev = _state.local.grad_mode
@@ -70,6 +119,13 @@ class set_grad_enabled(_GradMode):
 
     def __enter__(self):
         return self
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+    def __call__(self, fn):
+        _set_mode(self._prev)   # as a decorator it must not switch the mode now
+        return _wrap(self.clone, fn)
 
 
 def is_grad_enabled() -> bool:
@@ -80,15 +136,16 @@ class inference_mode:
     """Inference mode (torch.inference_mode): no recording, and tensors made inside are
     *inference tensors*, which autograd refuses to save later.
 
-    A context manager and a decorator (``@inference_mode`` or ``@inference_mode()``).
+    A context manager and a decorator (``@inference_mode``, ``@inference_mode()``,
+    ``inference_mode(mode=False)``; generators keep the mode across yields).
     ``inference_mode(False)`` inside it restores normal mode.  Outside the block,
     recording an op that must save an inference tensor raises torch's "Inference
     tensors cannot be saved for backward" error; ``clone()`` one to use it in autograd.
     """
 
-    def __new__(cls, mode_or_fn=True):
-        if callable(mode_or_fn) and not isinstance(mode_or_fn, bool):   # bare @inference_mode
-            return cls(True)(mode_or_fn)
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):   # bare @inference_mode
+            return cls(True)(mode)
         return super().__new__(cls)
 
     def __init__(self, mode: bool = True):
@@ -110,13 +167,7 @@ class inference_mode:
         return False
 
     def __call__(self, fn):
-        mode = self.mode
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with inference_mode(mode):
-                return fn(*args, **kwargs)
-        return wrapper
+        return _wrap(self.clone, fn)
 
     def clone(self) -> "inference_mode":
         return inference_mode(self.mode)
@@ -124,3 +175,15 @@ class inference_mode:
 
 def is_inference_mode_enabled() -> bool:
     return _state.local.inference
+
+
+def is_inference(input) -> bool:
+    """True for an inference tensor (torch.is_inference).
+
+    Raises:
+        TypeError: `input` is not a tensor (torch's message).
+    """
+    if not hasattr(input, "is_inference"):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_inference()
