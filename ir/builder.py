@@ -17,18 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import types as T
-from .errors import TracegradError
+from .errors import TracegradError, with_location
 from .graph import Graph, Node, SourceLoc, Value
 from .registry import COMPLEX, REGISTRY, OpDef, bind, check_complex, get, plan_promotion
-
-
-def with_location(e: Exception, loc) -> Exception:
-    """`e` with the user's source line appended to its message (once)."""
-    if isinstance(e, TracegradError):
-        return e.add_location(loc)
-    if loc is not None and e.args and isinstance(e.args[0], str) and "\n  at " not in e.args[0]:
-        e.args = (f"{e.args[0]}\n  at {loc}",) + e.args[1:]
-    return e
 
 
 class _Plan:

@@ -12,7 +12,7 @@ import weakref
 import numpy as np
 
 from tracegrad.ir import types as T
-from tracegrad.ir.errors import TraceError
+from tracegrad.ir.errors import TraceError, with_location
 from tracegrad.ir.graph import Value
 from tracegrad.ir.registry import CREATION, INTERNAL, REGISTRY
 
@@ -181,6 +181,17 @@ class Tensor:
         if not self.shape:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
+
+    def __iter__(self):
+        """The sub-tensors along dim 0, as torch (``self[i]`` each).
+
+        Raises:
+            TypeError: a 0-d tensor (torch 2.13: "iteration over a 0-d tensor").
+        """
+        n = self._data.shape
+        if not n:
+            raise with_location(TypeError("iteration over a 0-d tensor"), _state.user_location())
+        return (self[i] for i in range(n[0]))
 
     @property
     def is_leaf(self) -> bool:
@@ -432,7 +443,7 @@ class Tensor:
     __rmul__ = _operator("mul", reflected=True)
     __truediv__ = _operator("div")
     __rtruediv__ = _operator("div", reflected=True)
-    __pow__ = _operator("pow")
+    __pow__ = _operator("pow")   # wrapped by `_int_pow_checked` below the class
     __rpow__ = _operator("pow", reflected=True)
     __matmul__ = _operator("matmul")
     __rmatmul__ = _operator("matmul", reflected=True)
@@ -556,16 +567,65 @@ def _call_kw(name, *args, **kwargs):
     return _DISPATCH.call(name, *args, **kwargs)
 
 
+def check_int_pow(base, exponent) -> None:
+    """torch 2.13 refuses an integer or bool tensor to a negative Python int power:
+    RuntimeError "Integers to negative integer powers are not allowed." (an exponent
+    *tensor* with negative entries follows integer semantics instead: the pow kernel)."""
+    if (isinstance(exponent, (int, np.integer)) and not isinstance(exponent, (bool, np.bool_))
+            and exponent < 0 and isinstance(base, Tensor)
+            and not (base.dtype.is_floating_point or base.dtype.is_complex)):
+        raise with_location(RuntimeError(
+            f"pow: Integers to negative integer powers are not allowed. (base {base._type}, "
+            f"exponent {int(exponent)})"), _state.user_location())
+
+
+def _int_pow_checked(method):
+    def pow(self, exponent, *args, **kwargs):
+        if type(exponent) is not float:   # the common case, a float power, checks nothing
+            check_int_pow(self, exponent)
+        return method(self, exponent, *args, **kwargs)
+    pow.__name__, pow.__qualname__, pow.__doc__ = method.__name__, method.__qualname__, method.__doc__
+    return pow
+
+
+def _pow_method(self, exponent):
+    """torch.Tensor.pow: `self` ** `exponent` (a tensor or a number), broadcast, promoted.
+
+    Raises:
+        RuntimeError: an integer tensor to a negative Python int power (`check_int_pow`).
+    """
+    return _DISPATCH.call("pow", self, exponent)
+
+
+Tensor.__pow__ = _int_pow_checked(Tensor.__pow__)
+_pow_method.__name__ = "pow"
+Tensor.pow = _int_pow_checked(_pow_method)   # before `_add_registry_methods`, which skips it
+
+
 class Parameter(Tensor):
     """A leaf tensor that requires grad and that `nn.Module` registers (torch.nn.Parameter)."""
 
     __slots__ = ()
 
     def __init__(self, data=None, requires_grad: bool = True):
+        """Raises:
+            RuntimeError: ``requires_grad`` (the default) on an integer or bool tensor, as
+                torch 2.13 ("Only Tensors of floating point and complex dtype can require
+                gradients"); ``Parameter(t, requires_grad=False)`` holds any dtype.
+        """
+        if data is None:   # torch: Parameter() is an empty float32 tensor
+            data = np.empty((0,), np.float32)
         if isinstance(data, Tensor):
             data = data._data
-        super().__init__(np.asarray(data) if not isinstance(data, Value) else data,
-                         requires_grad=requires_grad)
+        data = np.asarray(data) if not isinstance(data, Value) else data
+        super().__init__(data, requires_grad=False)
+        if requires_grad:
+            if not self.dtype.is_differentiable:
+                raise with_location(RuntimeError(
+                    f"Parameter: only Tensors of floating point and complex dtype can require "
+                    f"gradients, got {self.dtype.name} (pass requires_grad=False to hold it)"),
+                    _state.user_location())
+            self._requires_grad = True
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
