@@ -86,6 +86,7 @@ def run_graph_on_tensors(g: Graph, inputs: list[Tensor], tape: list[Node] = (),
     return [env[id(v)] for v in g.outputs]
 
 
+@_state.located   # a wrong gradient= is the user's error: their line
 def _root_cotangents(tensors, grad_tensors) -> list:
     if grad_tensors is None:
         grad_tensors = [None] * len(tensors)
@@ -116,8 +117,9 @@ def _root_cotangents(tensors, grad_tensors) -> list:
             if not isinstance(g, Tensor):
                 g = tensor(g, dtype=t.dtype)
             if g.shape != t.shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                                   f"{list(g.shape)} and output[{i}] has a shape of {list(t.shape)}.")
+                raise RuntimeError(f"backward: Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{list(g.shape)} and output[{i}] has a shape of {list(t.shape)}"
+                                   f". (gradient {g._type}, output {t._type})")
             if g.dtype is not t.dtype:
                 g = g.to(t.dtype)
         cts.append(g)
