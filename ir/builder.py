@@ -112,7 +112,10 @@ class Frontend:
         else:
             if op.decomp is not None:   # a CompositeDef: binds, checks and decomposes
                 return op.expand(self, args, kwargs)
-            operands, attrs = bind(op, args, kwargs)
+            try:
+                operands, attrs = bind(op, args, kwargs)
+            except TypeError as e:   # a missing or unknown argument: the user's line
+                raise with_location(e, self.location()) from None
             akey = _attrs_key(attrs)
             key = None if akey is None else self.plan_key(op, akey, operands)
         plan = _PLANS.get(key)   # (nothing is stored under None)

@@ -453,7 +453,10 @@ class CompositeDef(OpDef):
         ``ops.composite_result`` (which names the eager backward node).  An error an op
         of the decomposition raises names this op first (`TracegradError.within`).
         """
-        operands, params = bind(self, args, kwargs, self.trailing)
+        try:
+            operands, params = bind(self, args, kwargs, self.trailing)
+        except TypeError as e:   # a missing or unknown argument: the user's line
+            raise with_location(e, ops.location()) from None
         if not self.flags & COMPLEX:
             ops._reject_complex(self, list(operands) + list(params.values()))
         try:

@@ -139,6 +139,9 @@ def _layout(x: Tensor, tokens: list, what: str) -> _Layout:
     consumed = sum(_width(*t) for t in tokens)
     if sum(kind == "ellipsis" for kind, _ in tokens) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > nd and nd == 0 and what == "getitem":   # torch 2.13's words
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python to "
+                         "convert a 0-dim tensor to a number")
     if consumed > nd:
         raise IndexError(f"too many indices for tensor of dimension {nd} "
                          f"(got {consumed} indices for shape {list(shape)})")

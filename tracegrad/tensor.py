@@ -179,7 +179,7 @@ class Tensor:
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len() of a 0-d tensor")
+            raise with_location(TypeError("len() of a 0-d tensor"), _state.user_location())
         return self.shape[0]
 
     def __iter__(self):
@@ -216,7 +216,11 @@ class Tensor:
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
-        self.requires_grad = requires_grad
+        try:
+            self.requires_grad = requires_grad
+        except RuntimeError as e:   # an integer tensor, a non-leaf: the user's line
+            raise with_location(_state.located_error(e, "requires_grad_"),
+                                _state.user_location()) from None
         return self
 
     @property
@@ -279,8 +283,9 @@ class Tensor:
         """The value as a NumPy array (shares memory; raises if it requires grad, as torch)."""
         data = self._concrete(".numpy()")
         if self._requires_grad:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
-                               "Use tensor.detach().numpy() instead.")
+            raise with_location(RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                                             "Use tensor.detach().numpy() instead."),
+                                _state.user_location())
         return data
 
     def item(self):
@@ -292,9 +297,10 @@ class Tensor:
         """
         data = self._concrete(".item()")
         if data.size != 1:
-            raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to "
-                               f"Scalar (.item() needs exactly one element; shape "
-                               f"{tuple(self.shape)})")
+            raise with_location(RuntimeError(
+                f"item(): a Tensor with {data.size} elements cannot be converted to Scalar "
+                f"(.item() needs exactly one element; shape {tuple(self.shape)})"),
+                _state.user_location())
         return data.reshape(()).item()
 
     def tolist(self):
@@ -303,17 +309,27 @@ class Tensor:
     def __bool__(self) -> bool:
         data = self._concrete("bool(tensor)")
         if data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {data.size} elements is ambiguous")
+            raise with_location(RuntimeError(f"bool(): Boolean value of Tensor with {data.size} "
+                                             "elements is ambiguous"), _state.user_location())
         return bool(data.reshape(()))
 
+    def _python_scalar(self, kind: str):
+        """torch's ``float(t)`` / ``int(t)`` / ``complex(t)``: ValueError past one element."""
+        data = self._concrete(f"{kind}(tensor)")
+        if data.size != 1:
+            raise with_location(ValueError(
+                f"{kind}(): only one element tensors can be converted to Python scalars (got "
+                f"{self._type})"), _state.user_location())
+        return data.reshape(()).item()
+
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._python_scalar("float"))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._python_scalar("int"))
 
     def __complex__(self) -> complex:
-        return complex(self.item())
+        return complex(self._python_scalar("complex"))
 
     def is_complex(self) -> bool:
         """True for complex64 / complex128 (torch.Tensor.is_complex)."""

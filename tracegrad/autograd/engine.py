@@ -86,7 +86,6 @@ def run_graph_on_tensors(g: Graph, inputs: list[Tensor], tape: list[Node] = (),
     return [env[id(v)] for v in g.outputs]
 
 
-@_state.located   # a wrong gradient= is the user's error: their line
 def _root_cotangents(tensors, grad_tensors) -> list:
     if grad_tensors is None:
         grad_tensors = [None] * len(tensors)
@@ -117,13 +116,18 @@ def _root_cotangents(tensors, grad_tensors) -> list:
             if not isinstance(g, Tensor):
                 g = tensor(g, dtype=t.dtype)
             if g.shape != t.shape:
-                raise RuntimeError(f"backward: Mismatch in shape: grad_output[{i}] has a shape of "
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{list(g.shape)} and output[{i}] has a shape of {list(t.shape)}"
                                    f". (gradient {g._type}, output {t._type})")
             if g.dtype is not t.dtype:
                 g = g.to(t.dtype)
         cts.append(g)
     return cts
+
+
+# a wrong ``gradient=`` is the user's error: raised at their line, naming what they called
+_backward_cotangents = _state.located(_root_cotangents, name="backward")
+_grad_cotangents = _state.located(_root_cotangents, name="grad")
 
 
 def _ran(nodes: list[Node], w) -> list[Node]:
@@ -261,7 +265,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         retain_graph = create_graph
     tensors = list(tensors)
     with profiler.region(profiler.GRAPH_ROOT):
-        cts = _root_cotangents(tensors, grad_tensors)
+        cts = _backward_cotangents(tensors, grad_tensors)
     nodes = w = None
     if inputs is not None:
         targets = [inputs] if isinstance(inputs, Tensor) else list(inputs)
@@ -396,7 +400,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not isinstance(t, Tensor) or not t.requires_grad:
             raise RuntimeError(f"grad: input {i} does not require grad")
     with profiler.region(profiler.GRAPH_ROOT):
-        cts = _root_cotangents(outputs, grad_outputs)
+        cts = _grad_cotangents(outputs, grad_outputs)
     grads = _differentiate(outputs, cts, inputs, retain_graph, create_graph)
     out = []
     for i, (t, g) in enumerate(zip(inputs, grads)):
