@@ -81,6 +81,9 @@ def _token(k):
             raise IndexError(f"tensors used as indices must be long, int or bool tensors, "
                              f"got an array of {arr.dtype}")
         return ("index", Tensor(arr.astype(np.int64)))
+    if isinstance(k, (float, np.floating)):   # torch 2.13: an IndexError in these words
+        raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                         f"Variables are valid indices (got {type(k).__name__})")
     raise TypeError(f"tensor indices must be ints, slices, None, Ellipsis, bools or integer/bool "
                     f"tensors; got {type(k).__name__}")
 
