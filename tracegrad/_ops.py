@@ -10,7 +10,7 @@ import inspect
 from tracegrad.ir.registry import INTERNAL, REGISTRY, CompositeDef
 
 from .dispatch.frontend import EAGER
-from .tensor import check_int_pow
+from ._pow import check_int_pow
 
 
 def _make(name: str, op):

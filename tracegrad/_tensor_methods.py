@@ -255,6 +255,35 @@ class _TensorMethods:
         """torch.Tensor.adjoint: the same as `mH`."""
         return self.mH
 
+    def __iter__(self):
+        """The sub-tensors along dim 0, as torch (``self[i]`` each).
+
+        Raises:
+            TypeError: a 0-d tensor (torch 2.13: "iteration over a 0-d tensor").
+        """
+        n = self._data.shape
+        if not n:
+            raise with_location(TypeError("iteration over a 0-d tensor"), _state.user_location())
+        return (self[i] for i in range(n[0]))
+
+    def _python_scalar(self, kind: str):
+        """torch's ``float(t)`` / ``int(t)`` / ``complex(t)``: ValueError past one element."""
+        data = self._concrete(f"{kind}(tensor)")
+        if data.size != 1:
+            raise with_location(ValueError(
+                f"{kind}(): only one element tensors can be converted to Python scalars (got "
+                f"{self._type})"), _state.user_location())
+        return data.reshape(()).item()
+
+    def __float__(self) -> float:
+        return float(self._python_scalar("float"))
+
+    def __int__(self) -> int:
+        return int(self._python_scalar("int"))
+
+    def __complex__(self) -> complex:
+        return complex(self._python_scalar("complex"))
+
     def __getitem__(self, key):
         try:
             return _indexing.getitem(self, key)

@@ -182,17 +182,6 @@ class Tensor:
             raise with_location(TypeError("len() of a 0-d tensor"), _state.user_location())
         return self.shape[0]
 
-    def __iter__(self):
-        """The sub-tensors along dim 0, as torch (``self[i]`` each).
-
-        Raises:
-            TypeError: a 0-d tensor (torch 2.13: "iteration over a 0-d tensor").
-        """
-        n = self._data.shape
-        if not n:
-            raise with_location(TypeError("iteration over a 0-d tensor"), _state.user_location())
-        return (self[i] for i in range(n[0]))
-
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
@@ -312,24 +301,6 @@ class Tensor:
             raise with_location(RuntimeError(f"bool(): Boolean value of Tensor with {data.size} "
                                              "elements is ambiguous"), _state.user_location())
         return bool(data.reshape(()))
-
-    def _python_scalar(self, kind: str):
-        """torch's ``float(t)`` / ``int(t)`` / ``complex(t)``: ValueError past one element."""
-        data = self._concrete(f"{kind}(tensor)")
-        if data.size != 1:
-            raise with_location(ValueError(
-                f"{kind}(): only one element tensors can be converted to Python scalars (got "
-                f"{self._type})"), _state.user_location())
-        return data.reshape(()).item()
-
-    def __float__(self) -> float:
-        return float(self._python_scalar("float"))
-
-    def __int__(self) -> int:
-        return int(self._python_scalar("int"))
-
-    def __complex__(self) -> complex:
-        return complex(self._python_scalar("complex"))
 
     def is_complex(self) -> bool:
         """True for complex64 / complex128 (torch.Tensor.is_complex)."""
@@ -581,41 +552,6 @@ def _add_registry_methods() -> None:
 
 def _call_kw(name, *args, **kwargs):
     return _DISPATCH.call(name, *args, **kwargs)
-
-
-def check_int_pow(base, exponent) -> None:
-    """torch 2.13 refuses an integer or bool tensor to a negative Python int power:
-    RuntimeError "Integers to negative integer powers are not allowed." (an exponent
-    *tensor* with negative entries follows integer semantics instead: the pow kernel)."""
-    if (isinstance(exponent, (int, np.integer)) and not isinstance(exponent, (bool, np.bool_))
-            and exponent < 0 and isinstance(base, Tensor)
-            and not (base.dtype.is_floating_point or base.dtype.is_complex)):
-        raise with_location(RuntimeError(
-            f"pow: Integers to negative integer powers are not allowed. (base {base._type}, "
-            f"exponent {int(exponent)})"), _state.user_location())
-
-
-def _int_pow_checked(method):
-    def pow(self, exponent, *args, **kwargs):
-        if type(exponent) is not float:   # the common case, a float power, checks nothing
-            check_int_pow(self, exponent)
-        return method(self, exponent, *args, **kwargs)
-    pow.__name__, pow.__qualname__, pow.__doc__ = method.__name__, method.__qualname__, method.__doc__
-    return pow
-
-
-def _pow_method(self, exponent):
-    """torch.Tensor.pow: `self` ** `exponent` (a tensor or a number), broadcast, promoted.
-
-    Raises:
-        RuntimeError: an integer tensor to a negative Python int power (`check_int_pow`).
-    """
-    return _DISPATCH.call("pow", self, exponent)
-
-
-Tensor.__pow__ = _int_pow_checked(Tensor.__pow__)
-_pow_method.__name__ = "pow"
-Tensor.pow = _int_pow_checked(_pow_method)   # before `_add_registry_methods`, which skips it
 
 
 class Parameter(Tensor):
