@@ -51,7 +51,8 @@ def _available_bytes() -> int:
     try:
         with open("/proc/meminfo") as f:
             info = dict(line.split(":", 1) for line in f)
-        return (int(info["MemAvailable"].split()[0]) + int(info.get("SwapFree", "0 kB").split()[0])) * 1024
+        kib = int(info["MemAvailable"].split()[0]) + int(info.get("SwapFree", "0 kB").split()[0])
+        return kib * 1024
     except (OSError, KeyError, ValueError):
         try:
             return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

@@ -288,7 +288,8 @@ class _TensorMethods:
         try:
             return _indexing.getitem(self, key)
         except (IndexError, TypeError, ValueError) as e:   # bounds, too many indices: the line
-            raise with_location(_state.located_error(e, "getitem"), _state.user_location()) from None
+            raise with_location(_state.located_error(e, "getitem"),
+                                _state.user_location()) from None
 
     def __setitem__(self, key, value) -> None:
         """``self[key] = value`` (torch's index_put_/copy_ into a view), recorded functionally.
@@ -300,7 +301,8 @@ class _TensorMethods:
         try:
             self._inplace_apply("__setitem__", lambda: _indexing.setitem_value(self, key, value))
         except (IndexError, TypeError, ValueError, RuntimeError) as e:
-            raise with_location(_state.located_error(e, "setitem"), _state.user_location()) from None
+            raise with_location(_state.located_error(e, "setitem"),
+                                _state.user_location()) from None
 
     def __floordiv__(self, o):
         """``self // o``: torch.floor_divide (no op of its own; see _composite.py)."""
