@@ -17,18 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import types as T
-from .errors import TracegradError
+from .errors import TracegradError, with_location
 from .graph import Graph, Node, SourceLoc, Value
 from .registry import COMPLEX, DTYPE_ARG, REGISTRY, OpDef, bind, check_complex, get, plan_promotion
-
-
-def with_location(e: Exception, loc) -> Exception:
-    """`e` with the user's source line appended to its message (once)."""
-    if isinstance(e, TracegradError):
-        return e.add_location(loc)
-    if loc is not None and e.args and isinstance(e.args[0], str) and "\n  at " not in e.args[0]:
-        e.args = (f"{e.args[0]}\n  at {loc}",) + e.args[1:]
-    return e
 
 
 class _Plan:
@@ -124,7 +115,10 @@ class Frontend:
                 return self._call_in_dtype(op, args, kwargs)
             if op.decomp is not None:   # a CompositeDef: binds, checks and decomposes
                 return op.expand(self, args, kwargs)
-            operands, attrs = bind(op, args, kwargs)
+            try:
+                operands, attrs = bind(op, args, kwargs)
+            except TypeError as e:   # a missing or unknown argument: the user's line
+                raise with_location(e, self.location()) from None
             akey = _attrs_key(attrs)
             key = None if akey is None else self.plan_key(op, akey, operands)
         plan = _PLANS.get(key)   # (nothing is stored under None)

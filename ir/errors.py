@@ -24,6 +24,25 @@ class TracegradError(Exception):
         return self
 
 
+def with_location(e: Exception, loc) -> Exception:
+    """`e` with the user's source line appended to its message (once); any exception type,
+    so NumPy's and Python's errors raised for bad operands carry the line too."""
+    if isinstance(e, TracegradError):
+        return e.add_location(loc)
+    if loc is not None and e.args and isinstance(e.args[0], str) and "\n  at " not in e.args[0]:
+        e.args = (f"{e.args[0]}\n  at {loc}",) + e.args[1:]
+    return e
+
+
+def named(e: Exception, op: str) -> Exception:
+    """`e` (not a TracegradError) with its message starting with `op` (``mean: ...``), the
+    op the user called, unless it names it already."""
+    msg = e.args[0] if e.args and isinstance(e.args[0], str) else None
+    if msg is not None and not msg.startswith((f"{op}:", f"{op}(")):
+        e.args = (f"{op}: {msg}",) + e.args[1:]
+    return e
+
+
 class ShapeError(TracegradError, ValueError):
     """Operand shapes do not fit the op (broadcasting, matmul inner dims, reshape sizes).
 
@@ -35,6 +54,14 @@ class DTypeError(TracegradError, TypeError):
     """An operand dtype the op does not accept (e.g. `mean` of an integer tensor).
 
     Fix: cast with `.float()` / `.to(dtype)` first.
+    """
+
+
+class AllocationError(TracegradError, MemoryError):
+    """A tensor larger than memory, or than any array can hold, refused before allocating;
+    the message names the op, the shape, the dtype and the bytes.
+
+    Fix: a smaller shape, or a smaller dtype (float16 / bfloat16 halve the bytes).
     """
 
 

@@ -24,7 +24,7 @@ from typing import Any, Callable, NamedTuple
 
 from . import types as T
 from .attr_kinds import AttrKind
-from .errors import DTypeError, IRError, TracegradError
+from .errors import DTypeError, IRError, TracegradError, named, with_location
 
 # Flags the passes and frontends read (never op names).
 ELEMENTWISE = 1 << 0   # output element i depends on input element i (after broadcasting)
@@ -455,13 +455,19 @@ class CompositeDef(OpDef):
         ``ops.composite_result`` (which names the eager backward node).  An error an op
         of the decomposition raises names this op first (`TracegradError.within`).
         """
-        operands, params = bind(self, args, kwargs, self.trailing)
+        try:
+            operands, params = bind(self, args, kwargs, self.trailing)
+        except TypeError as e:   # a missing or unknown argument: the user's line
+            raise with_location(e, ops.location()) from None
         if not self.flags & COMPLEX:
             ops._reject_complex(self, list(operands) + list(params.values()))
         try:
             out = self.decomp(ops, *operands, **params)
         except TracegradError as e:
-            raise e.within(self.name) from None
+            raise e.within(self.name).add_location(ops.location()) from None
+        except (IndexError, ValueError, TypeError, ZeroDivisionError) as e:
+            # raised by the decomposition's own checks (a dim out of range): the user's line
+            raise with_location(named(e, self.name), ops.location()) from None
         return ops.composite_result(self, operands, out)
 
 

@@ -7,7 +7,8 @@
 jax is not imported here; it loads when the first program is lowered.
 """
 from tracegrad import ir  # noqa: F401  (registers the ops)
-from tracegrad.ir.errors import DTypeError, IRError, ShapeError, TraceError, TracegradError
+from tracegrad.ir.errors import (AllocationError, DTypeError, IRError, ShapeError, TraceError,
+                                 TracegradError)
 from tracegrad.ir.types import (DType, bfloat16, complex64, complex128, float16, float32, float64,
                                 int8, int16, int32, int64, uint8)
 from tracegrad.ir.types import bool_ as bool  # noqa: A001  (torch.bool)

@@ -8,6 +8,7 @@ None, "cpu" or ``tg.device("cpu")``; any other device raises NotImplementedError
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -15,6 +16,7 @@ import numpy as np
 from tracegrad.ir import types as T
 
 from . import _generator, _ops, _state
+from ._args import bool_arg, check_alloc, dtype_arg, leaf
 from ._device import check_device
 from .dispatch.grad_mode import no_grad
 from .tensor import Tensor
@@ -125,6 +127,8 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
         NotImplementedError: a device other than "cpu".
     """
     check_device("tensor", device)
+    dtype = dtype_arg("tensor", dtype)
+    requires_grad = bool_arg("tensor", "requires_grad", requires_grad)
     if isinstance(data, Tensor):
         data = data._concrete("tensor(tensor)")
         arr = np.array(data)
@@ -141,7 +145,8 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
             raise TypeError(f"tensor(): could not infer a dtype from {type(data).__name__} data")
         dt = _python_dtype(arr)
     if dtype is not None:
-        dt = T.as_dtype(dtype)
+        dt = dtype
+    check_alloc("tensor", arr.shape, dt)
     t = Tensor(np.array(arr, dtype=dt.numpy, order="C"))
     if requires_grad:
         t.requires_grad = True
@@ -149,10 +154,20 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
 
 
 def from_numpy(arr: np.ndarray) -> Tensor:
-    """A tensor sharing memory with `arr`, dtype kept (torch.from_numpy)."""
+    """A tensor sharing memory with `arr`, dtype kept (torch.from_numpy).
+
+    Raises:
+        TypeError: `arr` not a NumPy array, or of a dtype tracegrad has not.
+        ValueError: a negative stride (``arr[::-1]``), as torch 2.13: copy the array first.
+    """
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(arr).__name__}")
     T.from_numpy(arr.dtype)
+    if any(st < 0 for st in arr.strides):   # torch 2.13's words
+        raise ValueError("from_numpy: At least one stride in the given numpy array is negative, "
+                         "and tensors with negative strides are not currently supported. (You "
+                         "can probably work around this by making a copy of your array  with "
+                         f"array.copy().) (strides {arr.strides}, shape {list(arr.shape)})")
     return Tensor(arr)
 
 
@@ -176,16 +191,18 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
     size = parse_size("full", (size,))
-    if dtype is None:
-        dtype = T.result_type([], [], [fill_value])
-    t = _ops.full(size, fill_value, T.as_dtype(dtype))
-    return t.requires_grad_(True) if requires_grad else t
+    dt = dtype_arg("full", dtype) or T.result_type([], [], [fill_value])
+    bool_arg("full", "requires_grad", requires_grad)
+    check_alloc("full", size, dt)
+    return leaf("full", _ops.full(size, fill_value, dt), requires_grad)
 
 
 def _filled(name: str, value, args, size, dtype, requires_grad) -> Tensor:
     size = parse_size(name, args, size)
-    t = _ops.full(size, value, T.as_dtype(dtype or T.DEFAULT_FLOAT))
-    return t.requires_grad_(True) if requires_grad else t
+    dt = dtype_arg(name, dtype, T.DEFAULT_FLOAT)
+    bool_arg(name, "requires_grad", requires_grad)
+    check_alloc(name, size, dt)
+    return leaf(name, _ops.full(size, value, dt), requires_grad)
 
 
 def zeros(*args, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -217,7 +234,7 @@ def _like(make, name: str, doc: str):
     def like(t: Tensor, dtype=None, *, device=None, requires_grad: bool = False,
              memory_format=None) -> Tensor:
         check_device(name, device)
-        return make(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+        return make(t.shape, dtype=dtype_arg(name, dtype, t.dtype), requires_grad=requires_grad)
     like.__name__ = like.__qualname__ = name
     like.__doc__ = doc
     return like
@@ -234,7 +251,8 @@ def full_like(t: Tensor, fill_value, dtype=None, *, device=None, requires_grad: 
     """torch.full_like: `fill_value` in `t`'s shape and dtype (unless `dtype` is given; a
     float value in an integer dtype is truncated, as torch)."""
     check_device("full_like", device)
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
+    return full(t.shape, fill_value, dtype=dtype_arg("full_like", dtype, t.dtype),
+                requires_grad=requires_grad)
 
 
 empty_like = _like(zeros, "empty_like", "torch.empty_like; zeros here, as `empty`.")
@@ -252,12 +270,16 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None,
     check_device("eye", device)
     m = n if m is None else m
     for arg, v in (("n", n), ("m", m)):
+        if _dim(v) is None:
+            raise TypeError(f"eye(): argument '{arg}' must be int, not {type(v).__name__}")
         if v < 0:
             raise RuntimeError(f"eye: {arg} must be greater or equal to 0, got {v}")
+    dt = dtype_arg("eye", dtype, T.DEFAULT_FLOAT)
+    bool_arg("eye", "requires_grad", requires_grad)
+    check_alloc("eye", (n, m), dt, copies=2)   # the bool comparison, then the result
     rows = _ops.reshape(_ops.arange(0, n, 1, T.int64), (n, 1))
-    t = _ops.convert(_ops.eq(rows, _ops.arange(0, m, 1, T.int64)),
-                     T.as_dtype(dtype or T.DEFAULT_FLOAT))
-    return t.requires_grad_(True) if requires_grad else t
+    t = _ops.convert(_ops.eq(rows, _ops.arange(0, m, 1, T.int64)), dt)
+    return leaf("eye", t, requires_grad)
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None,
@@ -285,13 +307,15 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     steps = int(steps)
     if steps < 0:
         raise RuntimeError("linspace: number of steps must be non-negative")
-    dt = T.as_dtype(dtype or T.DEFAULT_FLOAT)
+    dt = dtype_arg("linspace", dtype, T.DEFAULT_FLOAT)
+    bool_arg("linspace", "requires_grad", requires_grad)
     if dt.is_complex:
         raise NotImplementedError(f"linspace: complex dtype {dt.name} is not supported yet")
+    check_alloc("linspace", (steps,), dt if dt.is_floating_point else T.float64, copies=4)
     floating = dt.is_floating_point
     if steps <= 1:   # torch: [start] (no step is computed), or empty
         t = full((steps,), start if floating else int(start), dtype=dt)
-        return t.requires_grad_(True) if requires_grad else t
+        return leaf("linspace", t, requires_grad)
     if floating:   # start, end and step in the result dtype, as torch's scalar_t
         s, e = dt.numpy.type(start), dt.numpy.type(end)
         step = float((e - s) / dt.numpy.type(steps - 1))
@@ -305,17 +329,19 @@ def linspace(start, end, steps: int, *, dtype=None, device=None,
     down = _ops.sub(float(e), _ops.mul(_ops.sub(float(steps - 1), idx), step))
     t = _ops.where(_ops.lt(idx, float(steps // 2)), up, down)
     t = t if floating else _ops.convert(t, dt)
-    return t.requires_grad_(True) if requires_grad else t
+    return leaf("linspace", t, requires_grad)
 
 
 def _random(name, args, size, dtype, distribution, requires_grad, generator) -> Tensor:
-    dt = T.as_dtype(dtype or T.DEFAULT_FLOAT)
+    dt = dtype_arg(name, dtype, T.DEFAULT_FLOAT)
     size = parse_size(name, args, size, strict=True)
+    bool_arg(name, "requires_grad", requires_grad)
     gen = _generator.generator_of(name, generator)
     if not dt.is_floating_point and not dt.is_complex:   # torch 2.13's kernel-dispatch words
         kernel = "check_uniform_bounds" if distribution == "uniform" else "normal_kernel_cpu"
         raise NotImplementedError(f"{name}: \"{kernel}\" not implemented for '{dt.name}'")
     if dt.is_complex:   # real and imaginary parts drawn as the last dim of a real draw
+        check_alloc(name, size + (2,), dt.to_real(), copies=4)
         parts = _generator.draw(size + (2,), dt.to_real(), distribution, gen)
         with no_grad():
             if distribution == "normal":   # torch: each part N(0, 1/2), so E|z|^2 = 1
@@ -323,8 +349,9 @@ def _random(name, args, size, dtype, distribution, requires_grad, generator) -> 
             # cloned: a fresh tensor, not a view of the temporary parts (as torch.randn)
             t = _ops.view_as_complex(parts).clone()
     else:
+        check_alloc(name, size, dt, copies=3)   # the random bits, their floats, the result
         t = _generator.draw(size, dt, distribution, gen)
-    return t.requires_grad_(True) if requires_grad else t
+    return leaf(name, t, requires_grad)
 
 
 def randn(*args, size=None, generator=None, dtype=None, device=None,
@@ -398,15 +425,18 @@ def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, d
     """
     check_device("randint", device)
     low, high, size = _randint_args(args, low, high, size)
+    dt = dtype_arg("randint", dtype, T.int64)
+    bool_arg("randint", "requires_grad", requires_grad)
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
+    check_alloc("randint", size, T.float64, copies=3)   # float64 draws, their products, ints
     gen = _generator.generator_of("randint", generator)
     u = _generator.draw(size, T.float64, "uniform", gen)
     with no_grad():
         span = _ops.convert(_ops.mul(u, float(high - low)), T.int64)   # u >= 0: truncation floors
-        t = _ops.add(span, int(low)).to(dtype or T.int64)
-    return t.requires_grad_(True) if requires_grad else t
+        t = _ops.add(span, int(low)).to(dt)
+    return leaf("randint", t, requires_grad)
 
 
 def randint_like(t: Tensor, low, high=None, *, generator=None, dtype=None, device=None,
@@ -416,7 +446,8 @@ def randint_like(t: Tensor, low, high=None, *, generator=None, dtype=None, devic
     check_device("randint_like", device)
     if high is None:
         low, high = 0, low
-    return randint(low, high, t.shape, generator=generator, dtype=dtype or t.dtype,
+    return randint(low, high, t.shape, generator=generator,
+                   dtype=dtype_arg("randint_like", dtype, t.dtype),
                    requires_grad=requires_grad)
 
 
@@ -434,27 +465,60 @@ def randperm(n: int, *, generator=None, dtype=None, device=None,
         RuntimeError: a negative `n` (torch's message).
     """
     check_device("randperm", device)
-    n = int(n)
+    if _dim(n) is None:
+        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    n = operator.index(n)
+    dt = dtype_arg("randperm", dtype, T.int64)
+    bool_arg("randperm", "requires_grad", requires_grad)
     if n < 0:
         raise RuntimeError(f"randperm: n must be non-negative, got {n} (torch 2.13: Trying to "
                            f"create tensor with negative dimension {n}: [{n}])")
+    check_alloc("randperm", (n, 2), T.float64, copies=3)
     gen = _generator.generator_of("randperm", generator)
     u = _generator.draw((n, 2), T.float64, "uniform", gen)   # two 24-bit draws per key
     with no_grad():
         keys = _ops.add(u[:, 0], _ops.mul(u[:, 1], 2.0 ** -24))
-        t = _ops.convert(_ops.argsort(keys, 0, False, True), T.as_dtype(dtype or T.int64))
-    return t.requires_grad_(True) if requires_grad else t
+        t = _ops.convert(_ops.argsort(keys, 0, False, True), dt)
+    return leaf("randperm", t, requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
-    """Values in [start, end) by step (torch.arange); int64 unless a bound is a float."""
+    """Values in [start, end) by step (torch.arange); int64 unless a bound is a float.
+
+    Raises:
+        TypeError: a bound that is not a number, a bad dtype or requires_grad.
+        RuntimeError: a zero step, or bounds the step's sign cannot reach (torch's words).
+        AllocationError: more values than memory holds (`check_alloc`).
+    """
     check_device("arange", device)
     if end is None:
         start, end = 0, start
+    for arg, v in (("start", start), ("end", end), ("step", step)):
+        if isinstance(v, Tensor):
+            v = v.item()
+        if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, complex):
+            raise TypeError(f"arange(): argument '{arg}' must be Number, not {type(v).__name__}")
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if (end - start) * step < 0:   # torch 2.13's words
+        raise RuntimeError(f"arange: upper bound and lower bound inconsistent with step sign "
+                           f"(start={start}, end={end}, step={step})")
     if dtype is None:
-        dtype = T.result_type([], [], [start, end, step])
-        if dtype is T.bool_:
-            dtype = T.int64
-    t = _ops.arange(start, end, step, T.as_dtype(dtype))
-    return t.requires_grad_(True) if requires_grad else t
+        dt = T.result_type([], [], [start, end, step])
+        if dt is T.bool_:
+            dt = T.int64
+    else:
+        dt = dtype_arg("arange", dtype)
+    bool_arg("arange", "requires_grad", requires_grad)
+    check_alloc("arange", (math.ceil((end - start) / step),), dt)
+    return leaf("arange", _ops.arange(start, end, step, dt), requires_grad)
+
+
+# the public functions, each raising its argument errors at the user's line
+for _name in ("tensor", "from_numpy", "as_tensor", "full", "zeros", "ones", "empty",
+              "zeros_like", "ones_like", "full_like", "empty_like", "eye", "linspace", "randn",
+              "rand", "randn_like", "rand_like", "randint", "randint_like", "randperm", "arange"):
+    globals()[_name] = _state.located(globals()[_name])

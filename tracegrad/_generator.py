@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-from . import _ops
+from . import _ops, _state
 from ._device import check_device
 from ._device import device as _device
 from .dispatch.grad_mode import no_grad
@@ -27,7 +27,11 @@ _GLOBAL_DEFAULT_SEED = 0x5EED          # tracegrad's default key [0, 0x5EED] bef
 
 def _check_seed(seed) -> int:
     """`seed` as the unsigned 64-bit value torch keeps (negative ones wrap, as torch)."""
-    seed = int(seed)
+    try:
+        seed = int(seed)   # as torch: a float truncates, a string of digits parses
+    except (TypeError, ValueError) as e:   # torch 2.13 says only "invalid literal for int() ..."
+        raise type(e)(f"manual_seed: the seed must be an integer, got {type(seed).__name__} "
+                      f"{seed!r} ({e})") from None
     if not -2 ** 63 <= seed < 2 ** 64:   # torch 2.13's words for a seed out of int64/uint64
         raise ValueError("Overflow when unpacking long long")
     return seed & 0xFFFFFFFFFFFFFFFF
@@ -57,6 +61,7 @@ class Generator:
     def device(self):
         return _device("cpu")
 
+    @_state.located
     def manual_seed(self, seed) -> "Generator":
         """Reseed (torch.Generator.manual_seed); returns the generator.
 
@@ -132,6 +137,7 @@ def draw(size, dtype, distribution: str, generator: Generator | None = None) -> 
     return out
 
 
+@_state.located
 def manual_seed(seed) -> Generator:
     """Seed the default generator behind rand/randn/randint/dropout (torch.manual_seed);
     returns it, as torch.

@@ -81,6 +81,9 @@ def _token(k):
             raise IndexError(f"tensors used as indices must be long, int or bool tensors, "
                              f"got an array of {arr.dtype}")
         return ("index", Tensor(arr.astype(np.int64)))
+    if isinstance(k, (float, np.floating)):   # torch 2.13: an IndexError in these words
+        raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                         f"Variables are valid indices (got {type(k).__name__})")
     raise TypeError(f"tensor indices must be ints, slices, None, Ellipsis, bools or integer/bool "
                     f"tensors; got {type(k).__name__}")
 
@@ -139,6 +142,9 @@ def _layout(x: Tensor, tokens: list, what: str) -> _Layout:
     consumed = sum(_width(*t) for t in tokens)
     if sum(kind == "ellipsis" for kind, _ in tokens) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > nd and nd == 0 and what == "getitem":   # torch 2.13's words
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python to "
+                         "convert a 0-dim tensor to a number")
     if consumed > nd:
         raise IndexError(f"too many indices for tensor of dimension {nd} "
                          f"(got {consumed} indices for shape {list(shape)})")

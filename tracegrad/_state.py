@@ -1,11 +1,13 @@
 """Thread-local runtime state: grad mode, the dispatch mode, the executor choice."""
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import sys
 import threading
 
+from tracegrad.ir.errors import TracegradError, named, with_location
 from tracegrad.ir.graph import SourceLoc
 from tracegrad.passes import settings
 
@@ -153,6 +155,34 @@ def location_of(frame: tuple | None) -> SourceLoc | None:
 def user_location(depth: int = 1) -> SourceLoc | None:
     """The innermost stack frame outside tracegrad itself: where the user called us."""
     return location_of(user_frame(depth + 1))
+
+
+# what a public function raises for bad arguments: each gets the user's line
+ARGUMENT_ERRORS = (TypeError, ValueError, IndexError, RuntimeError, MemoryError, ArithmeticError)
+
+
+def located(fn=None, *, name: str | None = None):
+    """`fn` with the user's source line added (once) to the argument errors it raises
+    (`ARGUMENT_ERRORS`), each message starting with `name` (default: fn's name) unless it
+    names it already: for public functions that check their arguments in Python before any
+    op runs (creation functions, ``manual_seed``), where the dispatcher cannot.
+    ``@located`` or ``@located(name="backward")``."""
+    if fn is None:
+        return lambda f: located(f, name=name)
+    op = name or fn.__name__
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except ARGUMENT_ERRORS as e:
+            raise with_location(located_error(e, op), user_location()) from None
+    return wrapper
+
+
+def located_error(e: Exception, op: str) -> Exception:
+    """`e`'s message starting with `op` (``getitem: too many indices ...``)."""
+    return e.within(op) if isinstance(e, TracegradError) else named(e, op)
 
 
 def refresh_record_extras() -> None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from tracegrad.ir import types as T
 
-from . import _ops
+from . import _ops, _state
 from .tensor import Tensor, attach
 
 median_result = collections.namedtuple("median", ["values", "indices"])
@@ -61,6 +61,7 @@ def trace(input):
     return _ops.sum(_ops.diagonal(input))
 
 
+@_state.located
 def select(input, dim: int, index: int):
     """The slice of `input` at `index` along `dim`, that dim removed (torch.select): a view.
 
@@ -116,6 +117,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return _ops.index_select(input, d, index)
 
 
+@_state.located
 def median(input, dim=None, keepdim: bool = False):
     """The lower median (torch.median): of all elements (a 0-d tensor), or along `dim` as
     ``(values, indices)``; of an even count the smaller middle value, as torch."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import weakref
 
 from tracegrad.ir import types as T
-from tracegrad.ir.errors import ShapeError
+from tracegrad.ir.errors import ShapeError, with_location
 
 from . import _composite, _creation, _indexing, _ops, _state, _views
 from ._device import CPU, check_device
@@ -79,11 +79,14 @@ class _TensorMethods:
         check_device("Tensor.cuda", "cuda")
 
     def contiguous(self, memory_format=None) -> "Tensor":
-        """`self` (torch.Tensor.contiguous): tracegrad tensors are always contiguous."""
-        return self
+        """torch.Tensor.contiguous: `self` when it is contiguous, else a copy that is (a
+        transposed or step-sliced view; see `is_contiguous`)."""
+        return self if self.is_contiguous() else self.clone()
 
     def is_contiguous(self, memory_format=None) -> bool:
-        return True
+        """torch.Tensor.is_contiguous: False for a view whose strides are not row-major
+        (a transpose, a step slice, an expand); op results count as contiguous here."""
+        return _views.is_viewable(self, (self.numel(),))
 
     # ---- new_* : tensors with this tensor's dtype (and device) by default --------------
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False):
@@ -155,7 +158,26 @@ class _TensorMethods:
 
     # ---- torch method spellings that differ from the op signatures ------------------
     def view(self, *shape):
-        return _ops.reshape(self, _varargs(shape))
+        """torch.Tensor.view: `self` with another shape, sharing its storage (one dim may
+        be -1).
+
+        Raises:
+            ShapeError: a shape of another size (named `view`, with the user's line).
+            RuntimeError: a view whose strides no shape change can keep (a transpose viewed
+                flat): torch's message; ``reshape`` copies instead.
+        """
+        shape = _varargs(shape)
+        try:
+            out = _ops.reshape(self, shape)
+        except ShapeError as e:
+            raise _renamed(e, "reshape", "view") from None
+        if not _views.is_viewable(self, out.shape):
+            raise with_location(RuntimeError(
+                f"view: {self._type} to {list(out.shape)}: view size is not compatible with "
+                "input tensor's size and stride (at least one dimension spans across two "
+                "contiguous subspaces). Use .reshape(...) instead."),
+                _state.user_location()) from None
+        return out
 
     def reshape(self, *shape):
         return _ops.reshape(self, _varargs(shape))
@@ -233,8 +255,41 @@ class _TensorMethods:
         """torch.Tensor.adjoint: the same as `mH`."""
         return self.mH
 
+    def __iter__(self):
+        """The sub-tensors along dim 0, as torch (``self[i]`` each).
+
+        Raises:
+            TypeError: a 0-d tensor (torch 2.13: "iteration over a 0-d tensor").
+        """
+        n = self._data.shape
+        if not n:
+            raise with_location(TypeError("iteration over a 0-d tensor"), _state.user_location())
+        return (self[i] for i in range(n[0]))
+
+    def _python_scalar(self, kind: str):
+        """torch's ``float(t)`` / ``int(t)`` / ``complex(t)``: ValueError past one element."""
+        data = self._concrete(f"{kind}(tensor)")
+        if data.size != 1:
+            raise with_location(ValueError(
+                f"{kind}(): only one element tensors can be converted to Python scalars (got "
+                f"{self._type})"), _state.user_location())
+        return data.reshape(()).item()
+
+    def __float__(self) -> float:
+        return float(self._python_scalar("float"))
+
+    def __int__(self) -> int:
+        return int(self._python_scalar("int"))
+
+    def __complex__(self) -> complex:
+        return complex(self._python_scalar("complex"))
+
     def __getitem__(self, key):
-        return _indexing.getitem(self, key)
+        try:
+            return _indexing.getitem(self, key)
+        except (IndexError, TypeError, ValueError) as e:   # bounds, too many indices: the line
+            raise with_location(_state.located_error(e, "getitem"),
+                                _state.user_location()) from None
 
     def __setitem__(self, key, value) -> None:
         """``self[key] = value`` (torch's index_put_/copy_ into a view), recorded functionally.
@@ -243,7 +298,11 @@ class _TensorMethods:
         self's dtype) broadcasts to the indexed shape.  With repeated indices one of
         the writes wins (which one is unspecified, as in torch).
         """
-        self._inplace_apply("__setitem__", lambda: _indexing.setitem_value(self, key, value))
+        try:
+            self._inplace_apply("__setitem__", lambda: _indexing.setitem_value(self, key, value))
+        except (IndexError, TypeError, ValueError, RuntimeError) as e:
+            raise with_location(_state.located_error(e, "setitem"),
+                                _state.user_location()) from None
 
     def __floordiv__(self, o):
         """``self // o``: torch.floor_divide (no op of its own; see _composite.py)."""
@@ -257,3 +316,10 @@ class _TensorMethods:
         if o is NotImplemented:
             return o
         return _composite.floor_divide(o, self)
+
+
+def _renamed(e: Exception, internal: str, op: str) -> Exception:
+    """`e` raised by op `internal` as the user's `op` saw it (``view:``, not ``reshape:``)."""
+    if e.args and isinstance(e.args[0], str) and e.args[0].startswith(f"{internal}:"):
+        e.args = (op + e.args[0][len(internal):],) + e.args[1:]
+    return e

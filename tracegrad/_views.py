@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 from tracegrad.ir.registry import get
 
 from .dispatch.frontend import EAGER
@@ -144,3 +146,41 @@ def cut_history(old: Tensor, new: Tensor, name: str) -> Tensor:
     out = EAGER.call("where", True, new, old)
     out.grad_fn._extra().name = _OVERWRITE_NAMES.get(name, "torch::autograd::CopySlices")
     return out
+
+
+def _view_strides(shape: tuple, strides: tuple, new_shape: tuple) -> bool:
+    """Can a tensor of `shape` and element `strides` be viewed as `new_shape` without a
+    copy?  torch's rule (``computeStride``): the old dims are cut into chunks that are
+    contiguous among themselves (a size-1 dim joins any chunk), and every chunk must be
+    exactly a run of whole new dims."""
+    if not shape or 0 in shape:
+        return True
+    view_d = len(new_shape) - 1
+    base_stride = strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(shape) - 1, -1, -1):
+        tensor_numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != tensor_numel * base_stride):
+            # a chunk ends here: the new dims from view_d down must tile it exactly
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                base_stride = strides[d - 1]
+                tensor_numel = view_numel = 1
+    return view_d == -1
+
+
+def is_viewable(t: Tensor, new_shape: tuple) -> bool:
+    """torch.Tensor.view's check that `t` can take `new_shape` as a view (see
+    `_view_strides`).  A view here is a NumPy view with the strides torch's view would
+    have (a transpose's, a step slice's, an expand's zeros), so those are read; a tensor
+    that is not a view (an op's result, a copy) counts as contiguous, as does a traced
+    value (no strides: tg.compile's view is as lenient as reshape)."""
+    data = t._data
+    if t._base is None or not isinstance(data, np.ndarray) or data.flags.c_contiguous:
+        return True
+    item = data.itemsize
+    return _view_strides(data.shape, tuple(s // item for s in data.strides), tuple(new_shape))

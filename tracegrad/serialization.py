@@ -44,10 +44,13 @@ import collections
 import contextlib
 import io
 import json
+import math
 import os
 import pickle
+import struct
 import uuid
 import zipfile
+import zlib
 from collections import OrderedDict
 
 import numpy as np
@@ -288,6 +291,21 @@ class _Unpickler(pickle.Unpickler):
 
 
 # ---- load -----------------------------------------------------------------------------------
+# what reading a crafted or damaged file can raise anywhere below np.load, zipfile, json and
+# the decoder: each becomes a CheckpointError naming the file (never a partial load)
+_DAMAGED = (KeyError, TypeError, ValueError, IndexError, OverflowError, RecursionError,
+            MemoryError, NotImplementedError, AttributeError, zipfile.BadZipFile, zlib.error,
+            struct.error, OSError, EOFError)
+_DEFLATE_RATIO = 1100   # deflate expands at most ~1032:1: a member claiming more is forged
+
+
+def _available_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62
+
+
 class _Decoder:
     def __init__(self, archive, name: str, weights_only: bool = True):
         self.archive, self.name = archive, name
@@ -296,6 +314,37 @@ class _Decoder:
 
     def bad(self, why: str) -> CheckpointError:
         return CheckpointError(f"tg.load: {self.name} is not a valid tracegrad checkpoint: {why}")
+
+    def member(self, key: str) -> np.ndarray:
+        """Archive member `key` as an array, its .npy header checked before anything is
+        allocated: the magic, a numeric dtype, and a shape whose bytes the member holds."""
+        zf = self.archive.zip
+        try:
+            info = zf.getinfo(f"{key}.npy")
+        except KeyError:
+            raise self.bad(f"member {key!r} is missing") from None
+        with zf.open(info) as fp:
+            if fp.read(6) != b"\x93NUMPY":
+                raise self.bad(f"member {key!r} is not an .npy array (no NumPy magic)")
+            fp.seek(0)
+            version = np.lib.format.read_magic(fp)
+            read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0)
+            shape, _fortran, dtype = read(fp)
+            header = fp.tell()
+        if dtype.hasobject or dtype.kind not in "biufc" or not all(
+                isinstance(d, int) and d >= 0 for d in shape):
+            raise self.bad(f"member {key!r} has dtype {dtype} and shape {shape} (numbers only)")
+        nbytes = math.prod(shape) * dtype.itemsize
+        if nbytes != info.file_size - header:
+            raise self.bad(f"member {key!r} claims shape {list(shape)} of {dtype} ({nbytes} "
+                           f"bytes) but holds {info.file_size - header} bytes")
+        if (info.compress_type == zipfile.ZIP_DEFLATED
+                and info.file_size > _DEFLATE_RATIO * max(info.compress_size, 1)) \
+                or nbytes > _available_bytes():
+            raise self.bad(f"member {key!r} claims {nbytes} bytes from {info.compress_size} "
+                           "stored bytes")
+        return self.archive[key]
 
     def array(self, index, dtype_name, tensor: bool):
         if not isinstance(index, int) or f"t{index}" not in self.archive.files:
@@ -307,7 +356,7 @@ class _Decoder:
                 dtype = np.dtype(dtype_name)
         except TypeError:
             raise self.bad(f"unknown dtype {dtype_name!r}") from None
-        arr = self.archive[f"t{index}"]
+        arr = self.member(f"t{index}")
         stored = np.dtype(_RAW_BITS.get(dtype_name, dtype))
         if arr.dtype != stored:
             raise self.bad(f"array t{index} has dtype {arr.dtype}, expected {stored}")
@@ -339,12 +388,16 @@ class _Decoder:
             index = node["pickle"]
             if not isinstance(index, int) or f"t{index}" not in self.archive.files:
                 raise self.bad(f"pickled object {index!r} is missing")
-            data = self.archive[f"t{index}"]
+            data = self.member(f"t{index}")
             if data.dtype != np.uint8 or data.ndim != 1:
                 raise self.bad(f"pickled object t{index} is not a uint8 byte array")
             return _Unpickler(data.tobytes(), self, self.weights_only).load()
         if tag == "scalar":
-            return np.dtype(node["dtype"]).type(node["scalar"])
+            dtype = np.dtype(node["dtype"])
+            value = node["scalar"]
+            if dtype.kind not in "biuf" or isinstance(value, (list, dict, str)) or value is None:
+                raise self.bad(f"scalar {value!r} of dtype {dtype} (numeric NumPy scalars only)")
+            return dtype.type(value)
         if tag == "tuple":
             return tuple(self.decode(v) for v in node["tuple"])
         if tag in ("dict", "odict"):
@@ -389,7 +442,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
     Raises:
         FileNotFoundError: no such file.
         CheckpointError (a RuntimeError): the file is not a tracegrad checkpoint, is
-            truncated or corrupt, or was written by a newer format version.
+            truncated or corrupt (a bad CRC, an unknown compression method, a member that
+            is not .npy, a header whose shape its bytes do not hold, JSON nested too
+            deeply, a non-numeric scalar), or was written by a newer format version; the
+            message names the file, and nothing is returned.
         pickle.UnpicklingError: under weights_only, a pickled object naming a class that
             is not allowlisted (torch's "Weights only load failed" message, which says what
             to do).
@@ -412,7 +468,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
         archive = np.load(f, allow_pickle=False)
     except FileNotFoundError:
         raise
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as e:
+    except _DAMAGED as e:
         raise CheckpointError(f"tg.load: {name} is not a tracegrad checkpoint (it is not a "
                               f"readable .npz archive: {e})") from None
     if not isinstance(archive, np.lib.npyio.NpzFile):
@@ -423,10 +479,14 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
         if _KEY not in archive.files:
             raise dec.bad("no '__tracegrad__' entry (an .npz file not written by tg.save)")
         try:
-            raw = archive[_KEY]
+            raw = dec.member(_KEY)
             doc = json.loads(raw.tobytes().decode("utf-8"))
-        except (ValueError, UnicodeDecodeError, zipfile.BadZipFile, OSError, EOFError) as e:
-            raise dec.bad(f"unreadable structure ({e})") from None
+        except CheckpointError:
+            raise
+        except RecursionError:
+            raise dec.bad("the structure is nested too deeply") from None
+        except _DAMAGED as e:
+            raise dec.bad(f"unreadable structure ({type(e).__name__}: {e})") from None
         if not isinstance(doc, dict) or doc.get("format") != _FORMAT or "root" not in doc:
             raise dec.bad("the structure entry is not a tracegrad.save document")
         if not isinstance(doc.get("version"), int) or doc["version"] > _VERSION:
@@ -434,5 +494,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
                           f"tracegrad reads ({_VERSION}); upgrade tracegrad")
         try:
             return dec.decode(doc["root"])
-        except (KeyError, TypeError, ValueError, zipfile.BadZipFile, OSError, EOFError) as e:
+        except RecursionError:
+            raise dec.bad("the structure is nested too deeply") from None
+        except _DAMAGED as e:
             raise dec.bad(f"{type(e).__name__}: {e}") from None

@@ -12,7 +12,7 @@ import weakref
 import numpy as np
 
 from tracegrad.ir import types as T
-from tracegrad.ir.errors import TraceError
+from tracegrad.ir.errors import TraceError, with_location
 from tracegrad.ir.graph import Value
 from tracegrad.ir.registry import CREATION, INTERNAL, REGISTRY
 
@@ -179,7 +179,7 @@ class Tensor:
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len() of a 0-d tensor")
+            raise with_location(TypeError("len() of a 0-d tensor"), _state.user_location())
         return self.shape[0]
 
     @property
@@ -205,7 +205,11 @@ class Tensor:
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
-        self.requires_grad = requires_grad
+        try:
+            self.requires_grad = requires_grad
+        except RuntimeError as e:   # an integer tensor, a non-leaf: the user's line
+            raise with_location(_state.located_error(e, "requires_grad_"),
+                                _state.user_location()) from None
         return self
 
     @property
@@ -268,8 +272,9 @@ class Tensor:
         """The value as a NumPy array (shares memory; raises if it requires grad, as torch)."""
         data = self._concrete(".numpy()")
         if self._requires_grad:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
-                               "Use tensor.detach().numpy() instead.")
+            raise with_location(RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                                             "Use tensor.detach().numpy() instead."),
+                                _state.user_location())
         return data
 
     def item(self):
@@ -281,9 +286,10 @@ class Tensor:
         """
         data = self._concrete(".item()")
         if data.size != 1:
-            raise RuntimeError(f"a Tensor with {data.size} elements cannot be converted to "
-                               f"Scalar (.item() needs exactly one element; shape "
-                               f"{tuple(self.shape)})")
+            raise with_location(RuntimeError(
+                f"item(): a Tensor with {data.size} elements cannot be converted to Scalar "
+                f"(.item() needs exactly one element; shape {tuple(self.shape)})"),
+                _state.user_location())
         return data.reshape(()).item()
 
     def tolist(self):
@@ -292,17 +298,9 @@ class Tensor:
     def __bool__(self) -> bool:
         data = self._concrete("bool(tensor)")
         if data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {data.size} elements is ambiguous")
+            raise with_location(RuntimeError(f"bool(): Boolean value of Tensor with {data.size} "
+                                             "elements is ambiguous"), _state.user_location())
         return bool(data.reshape(()))
-
-    def __float__(self) -> float:
-        return float(self.item())
-
-    def __int__(self) -> int:
-        return int(self.item())
-
-    def __complex__(self) -> complex:
-        return complex(self.item())
 
     def is_complex(self) -> bool:
         """True for complex64 / complex128 (torch.Tensor.is_complex)."""
@@ -432,7 +430,7 @@ class Tensor:
     __rmul__ = _operator("mul", reflected=True)
     __truediv__ = _operator("div")
     __rtruediv__ = _operator("div", reflected=True)
-    __pow__ = _operator("pow")
+    __pow__ = _operator("pow")   # wrapped by `_int_pow_checked` below the class
     __rpow__ = _operator("pow", reflected=True)
     __matmul__ = _operator("matmul")
     __rmatmul__ = _operator("matmul", reflected=True)
@@ -562,10 +560,24 @@ class Parameter(Tensor):
     __slots__ = ()
 
     def __init__(self, data=None, requires_grad: bool = True):
+        """Raises:
+            RuntimeError: ``requires_grad`` (the default) on an integer or bool tensor, as
+                torch 2.13 ("Only Tensors of floating point and complex dtype can require
+                gradients"); ``Parameter(t, requires_grad=False)`` holds any dtype.
+        """
+        if data is None:   # torch: Parameter() is an empty float32 tensor
+            data = np.empty((0,), np.float32)
         if isinstance(data, Tensor):
             data = data._data
-        super().__init__(np.asarray(data) if not isinstance(data, Value) else data,
-                         requires_grad=requires_grad)
+        data = np.asarray(data) if not isinstance(data, Value) else data
+        super().__init__(data, requires_grad=False)
+        if requires_grad:
+            if not self.dtype.is_differentiable:
+                raise with_location(RuntimeError(
+                    f"Parameter: only Tensors of floating point and complex dtype can require "
+                    f"gradients, got {self.dtype.name} (pass requires_grad=False to hold it)"),
+                    _state.user_location())
+            self._requires_grad = True
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()

@@ -73,7 +73,19 @@ def _pow_vjp(b, ct, x, y, out):
     return [dx, dy]
 
 
-_binary("pow", lambda xp, x, y: xp.power(x, y), _pow_vjp, flags=CEW,
+def _pow_kernel(xp, x, y):
+    if x.dtype.kind in "iu" and y.dtype.kind in "iu":
+        # integer semantics for negative exponents, as torch 2.13 (NumPy raises): 1 ** -n
+        # is 1, (-1) ** -n is +-1 by the parity of n, any other base (0 included) gives 0
+        neg = y < 0
+        r = xp.power(x, xp.where(neg, 0, y).astype(y.dtype))
+        sign = xp.where(y % 2 == 0, 1, -1).astype(r.dtype)
+        small = xp.where(x == 1, 1, xp.where(x == -1, sign, 0)).astype(r.dtype)
+        return xp.where(neg, small, r)
+    return xp.power(x, y)
+
+
+_binary("pow", _pow_kernel, _pow_vjp, flags=CEW,
         autocast={"cuda": AUTOCAST_FP32})
 
 

@@ -200,6 +200,10 @@ defcomposite("flatten", "input: Tensor, start_dim=0, end_dim=-1", _flatten, ref=
 def _canon_cat(types, *, dim):
     if not types:
         raise ValueError("cat: expected a non-empty list of tensors")
+    for i, t in enumerate(types):
+        if t.ndim == 0:   # torch 2.13's words (a RuntimeError there; a shape error here)
+            raise ShapeError(f"cat: zero-dimensional tensor (at position {i}) cannot be "
+                             f"concatenated; got {fmt_types(types)} (stack them instead)")
     return {"dim": norm_dim("cat", dim, types[0].ndim)}
 
 

@@ -119,11 +119,17 @@ def _root_cotangents(tensors, grad_tensors) -> list:
                 g = tensor(g, dtype=t.dtype)
             if g.shape != t.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                                   f"{list(g.shape)} and output[{i}] has a shape of {list(t.shape)}.")
+                                   f"{list(g.shape)} and output[{i}] has a shape of {list(t.shape)}"
+                                   f". (gradient {g._type}, output {t._type})")
             if g.dtype is not t.dtype:
                 g = g.to(t.dtype)
         cts.append(g)
     return cts
+
+
+# a wrong ``gradient=`` is the user's error: raised at their line, naming what they called
+_backward_cotangents = _state.located(_root_cotangents, name="backward")
+_grad_cotangents = _state.located(_root_cotangents, name="grad")
 
 
 def _ran(nodes: list[Node], w) -> list[Node]:
@@ -297,7 +303,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         retain_graph = create_graph
     tensors = list(tensors)
     with profiler.region(profiler.GRAPH_ROOT):
-        cts = _root_cotangents(tensors, grad_tensors)
+        cts = _backward_cotangents(tensors, grad_tensors)
     nodes = w = None
     if inputs is not None:
         targets = [inputs] if isinstance(inputs, Tensor) else list(inputs)
@@ -447,7 +453,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not isinstance(t, Tensor) or not t.requires_grad:
             raise RuntimeError(f"grad: input {i} does not require grad")
     with profiler.region(profiler.GRAPH_ROOT):
-        cts = _root_cotangents(outputs, grad_outputs)
+        cts = _grad_cotangents(outputs, grad_outputs)
     grads = _differentiate(outputs, cts, inputs, retain_graph, create_graph)
     out = []
     for i, (t, g) in enumerate(zip(inputs, grads)):

@@ -22,7 +22,7 @@ from .. import _state
 IN_KERNEL: contextvars.ContextVar = contextvars.ContextVar("tracegrad_in_kernel", default=False)
 
 # what a kernel raises for bad operands or attributes: reported with the op and the user's line
-KERNEL_ERRORS = (TracegradError, TypeError, IndexError, ValueError)
+KERNEL_ERRORS = (TracegradError, TypeError, IndexError, ValueError, ZeroDivisionError)
 
 
 def run_ignoring_fp_errors(kernel, *args, **kwargs):
@@ -65,6 +65,9 @@ def as_arrays(out) -> list:
 def kernel_error(op, operands, e: Exception) -> Exception:
     """`e` raised by `op`'s kernel, naming the op and the operand types, at the user's line."""
     types = ", ".join(str(t._type) for t in operands)
-    err = e if isinstance(e, TracegradError) else type(e)(f"{op.name}: failed on operands "
-                                                         f"({types}): {e}")
+    if isinstance(e, TracegradError):
+        err = e
+    else:   # a kernel's own message may name the op already (remainder: integer division ...)
+        msg = str(e).removeprefix(f"{op.name}: ")
+        err = type(e)(f"{op.name}: failed on operands ({types}): {msg}")
     return with_location(err, _state.user_location())

@@ -176,6 +176,8 @@ class Optimizer:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:   # bad hyper-parameters: named, at the user's line
+            cls.__init__ = _state.located(cls.__init__, name=cls.__name__)
         if "step" in cls.__dict__:   # a custom step(): still tell schedulers it ran
             own = cls.step
 

@@ -1,7 +1,9 @@
 """Identity and Linear (torch.nn.Identity, torch.nn.Linear)."""
 from __future__ import annotations
 
-from ... import _creation
+from tracegrad.ir.errors import with_location
+
+from ... import _creation, _state
 from ...tensor import Parameter, Tensor
 from .. import functional as F
 from .. import init
@@ -28,6 +30,11 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
                  dtype=None):
         super().__init__()
+        if min(in_features, out_features) < 0:   # torch 2.13's words (its weight is empty())
+            raise with_location(RuntimeError(
+                f"Linear: Trying to create tensor with negative dimension "
+                f"{min(in_features, out_features)}: [{out_features}, {in_features}]"),
+                _state.user_location())
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(_creation.zeros(out_features, in_features, dtype=dtype))
         if bias:
