@@ -1085,7 +1085,8 @@ def _getitem_errors():
         ErrorInput((x, (0, 1, 2)), IndexError, ("too many indices", "[4, 3]")),
         ErrorInput((x, (Ellipsis, Ellipsis)), IndexError, ("single ellipsis",)),
         ErrorInput((x, slice(None, None, -1)), ValueError, ("step", "greater than zero")),
-        ErrorInput((x, 1.5), TypeError, ("float",)),
+        # torch 2.13: IndexError "only integers, slices (`:`), ... are valid indices (got float)"
+        ErrorInput((x, 1.5), IndexError, ("float", "valid indices")),
         ErrorInput((x, A([0.5])), IndexError, ("indices", "float64")),
         ErrorInput((x, A([True, False, True])), IndexError, ("mask [3]", "[4, 3]", "index 0"))]
 
