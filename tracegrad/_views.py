@@ -27,7 +27,7 @@ from tracegrad.ir.registry import get
 from .dispatch.frontend import EAGER
 from .dispatch.grad_mode import enable_grad, no_grad
 from .dispatch.hooks import HOOKS
-from .dispatch.tape import Node
+from .dispatch.tape import TapeNode
 from .tensor import Tensor
 
 ALIAS = ("alias", None)   # detach() / .data
@@ -112,7 +112,7 @@ def rebase_saved_versions(root, box: list, old: int, new: int, mark: int) -> Non
     stack, seen = [root], set()
     while stack:
         n = stack.pop()
-        if not isinstance(n, Node) or n.seq < mark or id(n) in seen:
+        if not isinstance(n, TapeNode) or n.seq < mark or id(n) in seen:
             continue
         seen.add(id(n))
         n.versions = tuple((b, new) if b is box and v == old else (b, v) for b, v in n.versions)
@@ -127,7 +127,7 @@ def replace_output(node, index: int, value) -> None:
     is swapped.  The node's own version record of the output stays at the old version, so a
     backward that needs the old output (``exp``'s result) raises torch's in-place error."""
     saved = node.saved_outputs
-    if saved is None or not isinstance(node, Node):
+    if saved is None or not isinstance(node, TapeNode):
         return
     node.saved_outputs = saved[:index] + (value,) + saved[index + 1:]
 

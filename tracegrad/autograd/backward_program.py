@@ -22,7 +22,7 @@ from ..backends.buffers import distinct
 from ..backends.executable import Executable
 from . import anomaly, hooks, profiler
 from .function import CUSTOM_FUNCTION
-from .graph import Node
+from .graph import TapeNode
 from .wiring import LeafRef, NodeRef, _Wiring
 
 log = logging.getLogger("tracegrad.autograd")
@@ -53,7 +53,7 @@ class Feed(NamedTuple):
 
 
 class VersionCheck(NamedTuple):
-    """One version check of a feed: entry `slot` of ``Node.versions`` of tape node `node`."""
+    """One version check of a feed: entry `slot` of ``TapeNode.versions`` of tape node `node`."""
 
     node: int
     slot: int
@@ -117,7 +117,7 @@ def cache_info() -> dict:
     return {"programs": len(_cache), "max": CACHE_SIZE}
 
 
-def _build_program(nodes: list[Node], w: _Wiring) -> BackwardProgram:
+def _build_program(nodes: list[TapeNode], w: _Wiring) -> BackwardProgram:
     """The forward IR graph of the tape, then its backward program.
 
     Hooked tensors get a ``tensor_hooks`` mark that every use reads (roots
@@ -217,7 +217,7 @@ def _build_program(nodes: list[Node], w: _Wiring) -> BackwardProgram:
     return prog
 
 
-def _reaching(nodes: list[Node], w: _Wiring) -> list[tuple]:
+def _reaching(nodes: list[TapeNode], w: _Wiring) -> list[tuple]:
     """Per node, per input edge, whether it leads to a target: a node's post-hooks get None
     for the other inputs, as torch's engine computes no gradient there (``inputs=``)."""
     wanted_leaves = {r.leaf for r in w.targets if isinstance(r, LeafRef)}
@@ -272,7 +272,7 @@ def _readers(g: Graph, part) -> list[tuple]:
     return out
 
 
-def _program_for(nodes: list[Node], w: _Wiring) -> BackwardProgram:
+def _program_for(nodes: list[TapeNode], w: _Wiring) -> BackwardProgram:
     prog = _cache.get(w.key)
     if prog is None:
         with profiler.region(profiler.BUILD):

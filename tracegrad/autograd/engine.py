@@ -36,7 +36,7 @@ from ..tensor import Tensor
 from . import anomaly, forward_ad, hooks, profiler
 from .function import CUSTOM_FUNCTION
 from . import graph as graph_mod
-from .graph import AccumulateGrad, Node
+from .graph import AccumulateGrad, TapeNode
 # the engine's parts; the names stay importable from here (tests and benchmarks reach them)
 from .backward_program import (  # noqa: F401
     CACHE_SIZE, HOT_AFTER, BackwardProgram, Feed, SavedSlot, _build_program, _cache,
@@ -51,7 +51,7 @@ from .grad_mode import no_grad
 from .._creation import zeros_like
 
 
-def run_graph_on_tensors(g: Graph, inputs: list[Tensor], tape: list[Node] = (),
+def run_graph_on_tensors(g: Graph, inputs: list[Tensor], tape: list[TapeNode] = (),
                          run: hooks.BackwardRun | None = None) -> list[Tensor]:
     """Execute a program op by op through the tensor dispatcher (records a tape / traces).
 
@@ -132,7 +132,7 @@ _backward_cotangents = _state.located(_root_cotangents, name="backward")
 _grad_cotangents = _state.located(_root_cotangents, name="grad")
 
 
-def _ran(nodes: list[Node], w) -> list[Node]:
+def _ran(nodes: list[TapeNode], w) -> list[TapeNode]:
     """The nodes a backward for `w`'s targets runs: those with a path to a target (torch's
     engine executes only those).  One pass in recording order: producers come first."""
     wanted_leaves = {r.leaf for r in w.targets if isinstance(r, LeafRef)}
@@ -354,7 +354,7 @@ def _accumulate_with_hooks(t: Tensor, g: Tensor, create_graph: bool) -> None:
                 fn((), (g,))
 
 
-def _leaves_and_retained(nodes: list[Node], roots: list[Tensor],
+def _leaves_and_retained(nodes: list[TapeNode], roots: list[Tensor],
                          w: _Wiring | None = None) -> list[Tensor]:
     """What ``backward()`` accumulates into: leaf roots, the leaves in order of first use,
     and retained non-leaves (after the leaves their node reads)."""

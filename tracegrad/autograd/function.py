@@ -42,7 +42,7 @@ from ..dispatch.record import edge as _edge
 from ..tensor import Tensor
 from .anomaly import nan_error
 from .grad_mode import no_grad
-from .graph import Node
+from .graph import TapeNode
 from .record import INFERENCE_SAVED, forward_stack
 from .saved_hooks import _FREED, PACKED
 
@@ -110,7 +110,7 @@ class FunctionCtx:
         return self.saved_tensors
 
 
-class BackwardCFunction(Node, FunctionCtx):
+class BackwardCFunction(TapeNode, FunctionCtx):
     """The tape node of one `Function.apply` (and its ``ctx``); subclassed per Function as
     ``<Name>Backward``."""
 
@@ -271,7 +271,7 @@ def _apply(cls, args: tuple, ctx_out: list | None = None):
     out_types = tuple(o._type for o in out_tensors)
     extra = ctx.extra   # metadata set inside forward survives
     versions = in_versions + tuple((t._vc, t._vc[0] + (id(t) in dirty)) for t in out_tensors)
-    Node.__init__(ctx, CUSTOM_FUNCTION, {"name": cls.__name__, "node": -1, "out_types": out_types},
+    TapeNode.__init__(ctx, CUSTOM_FUNCTION, {"name": cls.__name__, "node": -1, "out_types": out_types},
                   edges, in_types, in_saved, tuple(o._data for o in out_tensors), versions,
                   out_types, _state.user_location(3))
     ctx.extra = extra

@@ -9,12 +9,14 @@ import threading
 from typing import NamedTuple
 
 from ..dispatch.tape import (  # noqa: F401  (torch.autograd.graph's names; the engine's too)
-    LEAF_HOOKS_USED, AccumulateGrad, Node, NodeExtra, RemovableHandle, _camel, add_hook, next_mark)
+    LEAF_HOOKS_USED, AccumulateGrad, NodeExtra, TapeNode, RemovableHandle, _camel, add_hook, next_mark)
 from ..dispatch.record import edge
 from ..tensor import Tensor
 from . import hooks
 from .saved_hooks import (  # noqa: F401  (torch.autograd.graph's names)
     allow_mutation_on_saved_tensors, disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks)
+
+Node = TapeNode   # torch.autograd.graph.Node: the class of every grad_fn (ir.graph.Node is the IR's)
 
 
 # ---- register_multi_grad_hook ------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from .backward_program import BackwardProgram, Feed
-from .graph import AccumulateGrad, Node
+from .graph import AccumulateGrad, TapeNode
 from .saved_hooks import PACKED, unpack_value
 from .wiring import _Wiring
 
@@ -16,7 +16,7 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "calling backward.")
 
 
-def _saved_value(nodes: list[Node], feed: Feed):
+def _saved_value(nodes: list[TapeNode], feed: Feed):
     """The saved array `feed` names, after checking it against every reader's version."""
     i, is_out, k, _ = feed
     src = nodes[i].saved_outputs if is_out else nodes[i].saved_inputs
@@ -36,7 +36,7 @@ def _saved_value(nodes: list[Node], feed: Feed):
     return src[k]
 
 
-def _saved_values(nodes: list[Node], prog: BackwardProgram) -> list:
+def _saved_values(nodes: list[TapeNode], prog: BackwardProgram) -> list:
     """``[_saved_value(nodes, f) for f in prog.feeds]`` in one loop (the common case:
     nothing freed or modified; else `_saved_value` raises its error)."""
     out = []
@@ -53,7 +53,7 @@ def _saved_values(nodes: list[Node], prog: BackwardProgram) -> list:
     return out
 
 
-def _saved_tensor(nodes: list[Node], w: _Wiring, feed: Feed, unpacked=None) -> Tensor:
+def _saved_tensor(nodes: list[TapeNode], w: _Wiring, feed: Feed, unpacked=None) -> Tensor:
     """The saved value as a tensor connected to the tape (for differentiable backward).
 
     `unpacked`: an unpack hook's tensor standing for the value; as torch's SavedVariable,
@@ -76,7 +76,7 @@ def _saved_tensor(nodes: list[Node], w: _Wiring, feed: Feed, unpacked=None) -> T
     return Tensor(data, requires_grad=True, grad_fn=edge[0], out_index=edge[1])
 
 
-def _saved_packed(nodes: list[Node], feed: Feed):
+def _saved_packed(nodes: list[TapeNode], feed: Feed):
     """`_saved_value` when pack hooks hold saved values: the unpacked tensor of the first
     reader whose value is packed (hooks own it: no version check), else the checked array."""
     i, is_out, k, _ = feed
@@ -96,7 +96,7 @@ def _saved_packed(nodes: list[Node], feed: Feed):
     return _saved_value(nodes, feed)
 
 
-def _saved_inputs(nodes: list[Node], w: _Wiring, prog: BackwardProgram, tensors: bool) -> list:
+def _saved_inputs(nodes: list[TapeNode], w: _Wiring, prog: BackwardProgram, tensors: bool) -> list:
     """The saved values `prog` reads: arrays, or tape-connected tensors (`tensors`)."""
     if not w.packed:
         if tensors:

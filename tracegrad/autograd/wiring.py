@@ -13,7 +13,7 @@ from typing import NamedTuple
 from ..tensor import Tensor
 from . import graph as graph_mod
 from . import hooks
-from .graph import AccumulateGrad, Node
+from .graph import AccumulateGrad, TapeNode
 
 
 class NodeRef(NamedTuple):
@@ -36,9 +36,9 @@ class _Constant(NamedTuple):
 CONSTANT = _Constant()
 
 
-def _collect(roots: list[Tensor]) -> list[Node]:
+def _collect(roots: list[Tensor]) -> list[TapeNode]:
     """The tape nodes reachable from `roots`, in recording order."""
-    seen: set[Node] = set()   # tape nodes hash by identity
+    seen: set[TapeNode] = set()   # tape nodes hash by identity
     nodes = []
     stack = [r.grad_fn for r in roots if r.grad_fn is not None]
     while stack:
@@ -50,7 +50,7 @@ def _collect(roots: list[Tensor]) -> list[Node]:
         for e in n.edges:
             if e is not None:
                 p = e[0]
-                if p not in seen and isinstance(p, Node):
+                if p not in seen and isinstance(p, TapeNode):
                     stack.append(p)
     nodes.sort(key=_SEQ)
     return nodes
@@ -59,8 +59,8 @@ def _collect(roots: list[Tensor]) -> list[Node]:
 _SEQ = attrgetter("seq")
 
 
-def _entry(n: Node) -> tuple:
-    """What a node contributes to the cache key when it has no `Node.sig`."""
+def _entry(n: TapeNode) -> tuple:
+    """What a node contributes to the cache key when it has no `TapeNode.sig`."""
     return (n.op.name, tuple(n.attrs.values()), n.in_types)
 
 
@@ -76,7 +76,7 @@ class _Wiring:
     """The structure of a reachable tape: the cache key and what to feed where.
 
     The key is one flat tuple, built in a single pass: per node its signature
-    (`Node.sig`, or `_entry`), then its hook signature when it has hooks, then one
+    (`TapeNode.sig`, or `_entry`), then its hook signature when it has hooks, then one
     entry per input edge: -1 no gradient, ``-2 - i`` leaf i, ``j`` output 0 of node
     j, ``(j, k)`` output k of node j.  The node's signature fixes how many inputs
     follow, so the encoding reads back unambiguously.  On a 200-op chain: built in
@@ -84,7 +84,7 @@ class _Wiring:
     replaces took 0.7 and 0.15 us.
     """
 
-    def __init__(self, nodes: list[Node], roots: list[Tensor], targets: list[Tensor] | None):
+    def __init__(self, nodes: list[TapeNode], roots: list[Tensor], targets: list[Tensor] | None):
         self.nodes = nodes
         # position of each node / leaf; tape nodes and AccumulateGrads hash by identity
         self.index = pos = {n: i for i, n in enumerate(nodes)}

@@ -5,7 +5,7 @@
     kernels.py    running a NumPy kernel (fp errors ignored, errors with context)
     constants.py  scalar operands as shared constant tensors
     record.py     the tape record (and forward-AD propagation through `hooks`)
-    tape.py       the tape's Node / AccumulateGrad (tg.autograd.graph re-exports them)
+    tape.py       the tape's TapeNode / AccumulateGrad (tg.autograd.graph re-exports them)
     grad_mode.py  no_grad / enable_grad / inference_mode (tg.autograd re-exports them)
     hooks.py      slots the autograd layer fills (forward AD, record-time extras)
 

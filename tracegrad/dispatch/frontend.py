@@ -25,7 +25,7 @@ from . import view_meta
 from . import modes  # noqa: F401  (installs the thread's mode selector in _state)
 from .constants import CONSTANTS, SHARED_CONSTANT, scalar_tensor, shared_constant
 from .hooks import HOOKS
-from .tape import Node, _camel
+from .tape import TapeNode, _camel
 
 _LOCAL = _state.local
 
@@ -53,7 +53,7 @@ class TensorFrontend(Frontend):
         mine = {id(x.grad_fn) for x in operands if isinstance(x, Tensor)}
         for t in outs:
             node = t.grad_fn if isinstance(t, Tensor) else None
-            if node is None or id(node) in mine or not isinstance(node, Node):
+            if node is None or id(node) in mine or not isinstance(node, TapeNode):
                 continue
             if node.extra is None or not (node.extra.name or "").startswith("torch::"):
                 node._extra().name = op.node_name or f"{_camel(op.name)}Backward0"

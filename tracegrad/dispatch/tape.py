@@ -1,6 +1,6 @@
-"""The tape: `Node` objects (torch.autograd.graph.Node) linked by `next_functions`.
+"""The tape: `TapeNode` objects (torch.autograd.graph.Node) linked by `next_functions`.
 
-Each recorded op leaves one `Node` holding its op, attributes, the forward
+Each recorded op leaves one `TapeNode` holding its op, attributes, the forward
 values it may need in backward (inputs and outputs: NumPy arrays eagerly, IR
 values while tracing) with the version each had, and edges to the nodes that
 produced its inputs.  Leaves that require grad are reached through their
@@ -10,9 +10,9 @@ IR program; nothing here runs backward math itself.
 
 These classes belong to the dispatch core because the dispatcher creates
 them per op; ``tracegrad.autograd.graph`` re-exports them under torch's names
-(``tg.autograd.graph.Node`` is this `Node`).
+(``tg.autograd.graph.Node`` is this `TapeNode`).
 
-Hooks (``Node.register_hook`` / ``register_prehook``, tensor hooks kept per
+Hooks (``TapeNode.register_hook`` / ``register_prehook``, tensor hooks kept per
 output), ``metadata``, the forward stack of anomaly mode and packed saved
 values live in a `NodeExtra` made on first use, so a node without them costs
 one ``None`` slot.  How the engine runs hooks is described in
@@ -78,10 +78,10 @@ class NodeExtra:
     """Rarely used per-node state, made on first use (see the module docstring).
 
     Attributes:
-        pre_hooks / post_hooks: ``Node.register_prehook`` / ``register_hook`` hooks.
+        pre_hooks / post_hooks: ``TapeNode.register_prehook`` / ``register_hook`` hooks.
         tensor_hooks: ``{output index: {handle id: fn}}``: hooks of the tensors
             this node produced (``tensor.register_hook`` on a non-leaf).
-        metadata: ``Node.metadata``.
+        metadata: ``TapeNode.metadata``.
         stack: the forward stack (``traceback.format_stack()``) in anomaly mode.
         packed: ``{(is_output, index): (packed, unpack_hook)}`` for saved values
             packed by ``saved_tensors_hooks``.
@@ -107,10 +107,10 @@ class NodeExtra:
 
     @name.setter
     def name(self, value) -> None:
-        # a renamed Node changes class too, so that type(grad_fn).__name__ stays its name()
+        # a renamed TapeNode changes class too, so that type(grad_fn).__name__ stays its name()
         self._name = value
         node = self._owner() if self._owner is not None else None
-        if isinstance(node, Node) and value is not None:
+        if isinstance(node, TapeNode) and value is not None:
             node.__class__ = node_class(value)
 
     def hook_signature(self):
@@ -122,7 +122,7 @@ class NodeExtra:
 
 
 class _HookAPI:
-    """The hook and metadata methods `Node` and `AccumulateGrad` share (torch's Node API)."""
+    """The hook and metadata methods `TapeNode` and `AccumulateGrad` share (torch's Node API)."""
 
     __slots__ = ()
 
@@ -154,13 +154,13 @@ class _HookAPI:
         return ex.metadata
 
 
-class Node(_HookAPI):
+class TapeNode(_HookAPI):
     """One recorded op application (what ``tensor.grad_fn`` returns).
 
     Attributes:
         op: the OpDef applied.
         attrs: its canonical attributes.
-        edges: per input, ``(producer Node, output index)`` or ``None`` when
+        edges: per input, ``(producer TapeNode, output index)`` or ``None`` when
             that input does not require grad.
         in_types / out_types: TensorTypes of inputs and outputs.
         saved_inputs / saved_outputs: forward values; ``None`` once freed.
@@ -182,7 +182,7 @@ class Node(_HookAPI):
 
     def __new__(cls, op=None, *args, **kwargs):
         # torch has a class per node kind (type(y.grad_fn).__name__ == "MulBackward0")
-        if cls is Node:
+        if cls is TapeNode:
             cls = _CLASS_OF_OP.get(op) or _op_class(op)
         return object.__new__(cls)
 
@@ -289,17 +289,17 @@ class Node(_HookAPI):
         return f"<{self.name()} object at {hex(id(self))}>"
 
 
-_CLASSES: dict = {}      # torch node name -> its Node subclass
-_CLASS_OF_OP: dict = {}  # OpDef -> the Node subclass of its default name
+_CLASSES: dict = {}      # torch node name -> its TapeNode subclass
+_CLASS_OF_OP: dict = {}  # OpDef -> the TapeNode subclass of its default name
 
 
 def node_class(name: str) -> type:
-    """The `Node` subclass named `name` (``MulBackward0``; ``CopySlices`` for
+    """The `TapeNode` subclass named `name` (``MulBackward0``; ``CopySlices`` for
     ``torch::autograd::CopySlices``), made once."""
     cls = _CLASSES.get(name)
     if cls is None:
         short = name.rpartition("::")[2]
-        cls = _CLASSES[name] = type(short, (Node,), {"__slots__": (), "__module__": __name__,
+        cls = _CLASSES[name] = type(short, (TapeNode,), {"__slots__": (), "__module__": __name__,
                                                      "__qualname__": short})
     return cls
 
