@@ -99,20 +99,35 @@ def _checking(fn: Callable, checks: list) -> Callable:
 
 
 def _as_function(g: Graph) -> Callable:
-    import jax.numpy as jnp  # jax loads on first use (start-up time)
+    """The graph as a function of jax arrays, for `jax.jit` to trace.
+
+    The kernels' jax.numpy calls are traced inline (under ``jax.disable_jit()``, which
+    inside a trace only stops nested `jax.jit` functions from tracing as their own
+    programs): most of jax.numpy is itself jitted, and jax caches the jaxpr of each nested
+    jitted function per argument shape in process-wide caches, one of them unbounded
+    (``trace_to_jaxpr``), keyed by jax.numpy's own module-level functions, which never
+    die.  A program that sees a new batch size every step then grew those caches by ~1,500
+    objects per program, however many programs our caches kept (issue 18).  Inlined, the
+    program's one top-level jaxpr is all jax keeps for it, and jax drops it with the
+    program's function: `Lowered` holds the only reference (docs/architecture.md,
+    "Caches and eviction").
+    """
+    import jax  # jax loads on first use (start-up time)
+    import jax.numpy as jnp
 
     steps = [(get(n.op).kernel_for("jax"), n.inputs, n.attrs, n.outputs) for n in g.nodes]
     inputs, outputs = list(g.inputs), list(g.outputs)
 
     def fn(*args):
         env = {id(v): a for v, a in zip(inputs, args)}
-        for kernel, ins, attrs, outs in steps:
-            out = kernel(jnp, *[env[id(v)] for v in ins], **attrs)
-            if isinstance(out, tuple):
-                for o, a in zip(outs, out):
-                    env[id(o)] = a
-            else:
-                env[id(outs[0])] = out
+        with jax.disable_jit():   # nested jitted functions inline: see the docstring
+            for kernel, ins, attrs, outs in steps:
+                out = kernel(jnp, *[env[id(v)] for v in ins], **attrs)
+                if isinstance(out, tuple):
+                    for o, a in zip(outs, out):
+                        env[id(o)] = a
+                else:
+                    env[id(outs[0])] = out
         return tuple(env[id(v)] for v in outputs)
 
     return fn
