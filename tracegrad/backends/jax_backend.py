@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from tracegrad.ir.graph import Graph
+from tracegrad.ir.jaxtrace import inline_nested_jits
 from tracegrad.ir.ops.index import check_range, live_range
 from tracegrad.ir.registry import get, register_kernel
 from tracegrad.passes.manager import gc_paused
@@ -99,28 +100,17 @@ def _checking(fn: Callable, checks: list) -> Callable:
 
 
 def _as_function(g: Graph) -> Callable:
-    """The graph as a function of jax arrays, for `jax.jit` to trace.
-
-    The kernels' jax.numpy calls are traced inline (under ``jax.disable_jit()``, which
-    inside a trace only stops nested `jax.jit` functions from tracing as their own
-    programs): most of jax.numpy is itself jitted, and jax caches the jaxpr of each nested
-    jitted function per argument shape in process-wide caches, one of them unbounded
-    (``trace_to_jaxpr``), keyed by jax.numpy's own module-level functions, which never
-    die.  A program that sees a new batch size every step then grew those caches by ~1,500
-    objects per program, however many programs our caches kept (issue 18).  Inlined, the
-    program's one top-level jaxpr is all jax keeps for it, and jax drops it with the
-    program's function: `Lowered` holds the only reference (docs/architecture.md,
-    "Caches and eviction").
-    """
-    import jax  # jax loads on first use (start-up time)
-    import jax.numpy as jnp
+    """The graph as a function of jax arrays, for `jax.jit` to trace (its kernels inline
+    jax.numpy's nested jitted functions once programs are being evicted:
+    `inline_nested_jits`)."""
+    import jax.numpy as jnp  # jax loads on first use (start-up time)
 
     steps = [(get(n.op).kernel_for("jax"), n.inputs, n.attrs, n.outputs) for n in g.nodes]
     inputs, outputs = list(g.inputs), list(g.outputs)
 
     def fn(*args):
         env = {id(v): a for v, a in zip(inputs, args)}
-        with jax.disable_jit():   # nested jitted functions inline: see the docstring
+        with inline_nested_jits():
             for kernel, ins, attrs, outs in steps:
                 out = kernel(jnp, *[env[id(v)] for v in ins], **attrs)
                 if isinstance(out, tuple):

@@ -66,6 +66,7 @@ import weakref
 from collections import OrderedDict
 
 from tracegrad.ir.errors import TraceError
+from tracegrad.ir.jaxtrace import programs_evicted
 from tracegrad.ir.verifier import verify
 from tracegrad.passes import format_records, optimize_program
 
@@ -121,7 +122,9 @@ def _older_objects_frozen():
     still alive from cyclic garbage; with the older objects frozen those collections walk
     only what the trace made: ~120 ms less per trace in a process that has imported torch
     (docs/performance.md, first-call latency).  Skipped when the program froze objects
-    itself, since unfreezing would undo that.
+    itself, since unfreezing would undo that.  Those collections keep CPython's own full
+    passes from coming, so a full collection follows once the heap has grown enough
+    (`_collect_if_grown`).
     """
     if gc.get_freeze_count():
         yield
@@ -131,7 +134,7 @@ def _older_objects_frozen():
         yield
     finally:
         gc.unfreeze()
-        _collect_if_grown()
+    _collect_if_grown()   # after a trace that returned (not while an exception unwinds)
 
 
 # CPython runs a full collection once the long-lived heap has grown by a quarter; the
@@ -292,6 +295,7 @@ class CompiledFunction:
                 self._cache[key].pop()
             else:
                 self._cache.pop(oldest)
+            programs_evicted()       # trace inline from now on (ir/jaxtrace.py)
             _warn(f"tg.compile: {self.__name__} was recompiled more than {self.cache_size} "
                   "times; the oldest program was dropped. Check the 'tracegrad.compile' log "
                   "(TRACEGRAD_LOG=recompiles) for the reasons.")
