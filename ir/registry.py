@@ -40,6 +40,8 @@ COMPLEX = 1 << 9       # accepts complex64/complex128 operands (its VJP follows 
                        # Wirtinger convention); every other op rejects them (`check_complex`)
 DTYPE_ARG = 1 << 10    # a `dtype=` keyword casts the input to it first and the result is that
                        # dtype (torch.sum, mean, softmax, log_softmax: Frontend.call)
+ALIAS = 1 << 11        # the output is operand 0's value unchanged (index_check: a check that
+                       # returns its input): saving it costs what saving the operand does
 
 REQUIRED = object()    # attribute default meaning "must be given"
 
