@@ -1,11 +1,14 @@
 """Recurrent layers: RNN, LSTM, GRU and their cells (torch.nn.RNN, LSTM, GRU, *Cell).
 
-Composed from registry ops, no fused kernel: per layer and direction the input projection
-of every time step is one `linear` over the flattened sequence, then the time loop runs in
-Python, one `linear` of the hidden state plus the gate arithmetic per step.  Under
-`tg.compile` the loop is traced unrolled into the one XLA program of the step (sequence
-lengths are static there, as every shape is).  A `PackedSequence` runs the same loop on
-the rows still active at each step (`batch_sizes`), so padding is never computed on.
+Per layer and direction the input projection of every time step is one `linear` over the
+flattened sequence.  For a non-packed sequence without projections (and outside autocast,
+float32/float64) the time loop is then one fused `rnn_layer` op (ir/ops/rnn.py: a NumPy
+loop eagerly, one `lax.scan` under `tg.compile` on jax, a hand-written BPTT backward op),
+as torch runs cuDNN's RNN op.  Otherwise (PackedSequence, proj_size, the cells, or
+``FUSED = False``) the loop runs in Python, one `linear` of the hidden state plus the gate
+arithmetic per step, composed from registry ops (every order of derivative; traced
+unrolled under `tg.compile`).  A `PackedSequence` runs that loop on the rows still active
+at each step (`batch_sizes`), so padding is never computed on.
 
 Parameters, their names (``weight_ih_l0``, ``bias_hh_l1_reverse``, ``weight_hr_l0``),
 shapes, order, initialization (every one U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)))
