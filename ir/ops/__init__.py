@@ -1,6 +1,6 @@
 """Importing this package registers every op family in the registry (a decomposition names
 the ops it uses only when it runs, so the order of these imports does not matter)."""
-from . import (binary, complex, conv, index,  # noqa: F401
+from . import (binary, complex, conv, index, rnn,  # noqa: F401
                products, linalg, norms,          # matrix products, torch.linalg, norms
                nn, losses, normalization,        # torch.nn.functional
                random, reduce, scans, scatter, host,  # host: hooks and autograd.Function nodes
