@@ -138,8 +138,8 @@ OPS = [
     # complex: sum, prod and mean; torch records no gradient for a complex result
     # (tests/api/test_scatter_reduce.py checks the error), so forward only
     OpInfo("scatter_reduce_complex", lambda x, d, i, s, r, **kw: _method(x.detach(), d, i, s.detach(), r, **kw), _ref,
-           lambda rng, dtype: [], differentiable=False, dtypes=(), covers=("scatter_reduce",),
-           complex_samples=_complex_samples),
+           lambda rng, dtype: [], differentiable=False, dtypes=(),
+           covers=("scatter_reduce", "put_reduce_along_axis"), complex_samples=_complex_samples),
     OpInfo("scatter_reduce_", _inplace, _ref, lambda rng, dtype: _samples(rng, dtype)[:10:3],
            covers=("scatter_reduce",)),
 ]
