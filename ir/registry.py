@@ -54,6 +54,25 @@ class _NonDiff:
 NONDIFF = _NonDiff()   # vjp value of an op with no gradient (comparisons, argmax)
 
 
+class NotImplementedGrad:
+    """What a VJP rule returns for an input whose derivative torch does not implement
+    (``igamma``'s first argument): nothing is emitted for it, and a backward that needs
+    that gradient (the input depends on a tensor whose gradient is asked for) raises
+    torch's NotImplementedError, ``the derivative for 'igamma: input' is not implemented.``
+    (passes/autodiff.py; the forward-mode tangent raises the same, autograd/jvp_rules.py)."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def error(self) -> NotImplementedError:
+        return NotImplementedError(f"the derivative for '{self.what}' is not implemented.")
+
+    def __repr__(self) -> str:
+        return f"NotImplementedGrad({self.what!r})"
+
+
 class _Linear:
     def __repr__(self) -> str:
         return "LINEAR"

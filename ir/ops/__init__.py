@@ -5,5 +5,5 @@ from . import (binary, complex, conv, index, rnn,  # noqa: F401
                nn, losses, normalization,        # torch.nn.functional
                random, reduce, scans, scatter, host,  # host: hooks and autograd.Function nodes
                shape, rearrange, diagonal, pad, creation,
-               sort, special, unary,
+               sort, special, strided, unary,  # strided: as_strided
                division, closeness)                # floor_divide; isclose, allclose, equal

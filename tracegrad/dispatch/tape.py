@@ -24,6 +24,8 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from tracegrad.ir.registry import NotImplementedGrad
+
 from .. import _state
 from .. import tensor as _tensor
 from .hooks import HOOKS
@@ -254,6 +256,10 @@ class TapeNode(_HookAPI):
         res = op.vjp(frontend, ct, *ins, *outs, **self.attrs)
         out = []
         for g, e, t in zip(res, self.edges, self.in_types):
+            if isinstance(g, NotImplementedGrad):   # torch has no formula for this input
+                if e is not None:
+                    raise g.error()
+                g = None
             if g is None or e is None:
                 out.append(None)
                 continue
