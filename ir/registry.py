@@ -40,6 +40,8 @@ COMPLEX = 1 << 9       # accepts complex64/complex128 operands (its VJP follows 
                        # Wirtinger convention); every other op rejects them (`check_complex`)
 DTYPE_ARG = 1 << 10    # a `dtype=` keyword casts the input to it first and the result is that
                        # dtype (torch.sum, mean, softmax, log_softmax: Frontend.call)
+ALIAS = 1 << 11        # the output is operand 0's value unchanged (index_check: a check that
+                       # returns its input): saving it costs what saving the operand does
 
 REQUIRED = object()    # attribute default meaning "must be given"
 
@@ -50,6 +52,25 @@ class _NonDiff:
 
 
 NONDIFF = _NonDiff()   # vjp value of an op with no gradient (comparisons, argmax)
+
+
+class NotImplementedGrad:
+    """What a VJP rule returns for an input whose derivative torch does not implement
+    (``igamma``'s first argument): nothing is emitted for it, and a backward that needs
+    that gradient (the input depends on a tensor whose gradient is asked for) raises
+    torch's NotImplementedError, ``the derivative for 'igamma: input' is not implemented.``
+    (passes/autodiff.py; the forward-mode tangent raises the same, autograd/jvp_rules.py)."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def error(self) -> NotImplementedError:
+        return NotImplementedError(f"the derivative for '{self.what}' is not implemented.")
+
+    def __repr__(self) -> str:
+        return f"NotImplementedGrad({self.what!r})"
 
 
 class _Linear:

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 from tracegrad.ir.builder import Builder
+from tracegrad.ir.errors import with_location
 from tracegrad.ir.graph import Graph, Node, Value
-from tracegrad.ir.registry import get
+from tracegrad.ir.registry import NotImplementedGrad, get
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,10 @@ def autodiff(fwd: Graph, wrt: list[Value]) -> Joint:
         ct = outs[0] if len(outs) == 1 else tuple(outs)
         grads = get(node.op).vjp(b, ct, *node.inputs, *node.outputs, **node.attrs)
         for v, g in zip(node.inputs, grads):
-            if g is not None and id(v) in live:
+            if type(g) is NotImplementedGrad:   # torch has no formula for this input
+                if id(v) in live:
+                    raise with_location(g.error(), node.loc)
+            elif g is not None and id(v) in live:
                 accumulate(v, g)
 
     b.loc = b.fwd_id = None

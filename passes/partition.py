@@ -32,7 +32,7 @@ import networkx as nx
 
 from tracegrad.ir.graph import Graph, Node, Value
 from tracegrad.ir.ops.shape import CHECKPOINT_NAME
-from tracegrad.ir.registry import CHEAP, RANDOM, get
+from tracegrad.ir.registry import ALIAS, CHEAP, RANDOM, get
 
 from .autodiff import Joint
 
@@ -104,9 +104,16 @@ def partition(joint: Joint, *, policy: str = "save_all", names: frozenset = froz
     fwd_nodes = [n for n in g.nodes if id(n) in joint.forward]
     bwd_nodes = [n for n in g.nodes if id(n) not in joint.forward]
     producer = {id(o): n for n in fwd_nodes for o in n.outputs}
+    # an ALIAS op's output is its operand's value: the backward reads the operand instead,
+    # so a program input behind one (an index behind its index_check) costs nothing to save
+    alias: dict[int, Value] = {}
+    for n in fwd_nodes:
+        if get(n.op).flags & ALIAS:
+            alias[id(n.outputs[0])] = alias.get(id(n.inputs[0]), n.inputs[0])
     needed: list[Value] = []
     seen = set()
     for v in [v for n in bwd_nodes for v in n.inputs] + list(g.outputs):
+        v = alias.get(id(v), v)
         if (id(v) in inputs or id(v) in producer) and id(v) not in seen:
             seen.add(id(v))
             needed.append(v)
@@ -115,6 +122,8 @@ def partition(joint: Joint, *, policy: str = "save_all", names: frozenset = froz
     else:
         saved, recomputed = _min_cut(g, fwd_nodes, needed, inputs, producer, policy, names,
                                      recompute)
+    # a value saved behind ALIAS ops is saved as their source (once)
+    saved = list({id(v): v for v in (alias.get(id(v), v) for v in saved)}.values())
     reasons = {id(v): _reason(v, inputs, producer, policy, names) for v in saved}
     bwd = Graph(name=g.name.replace("_joint", "") + "_backward")
     env: dict[int, Value] = {}
@@ -123,10 +132,20 @@ def partition(joint: Joint, *, policy: str = "save_all", names: frozenset = froz
     for v in saved:
         env[id(v)] = nv = bwd.add_input(v.type)
         bwd.saved.add(id(nv))
-    bwd.nodes = clone_nodes(recomputed, env) + clone_nodes(bwd_nodes, env)
+    _through_aliases(alias, env)   # recomputed and backward nodes read the sources
+    recomputed_nodes = clone_nodes(recomputed, env)
+    _through_aliases(alias, env)
+    bwd.nodes = recomputed_nodes + clone_nodes(bwd_nodes, env)
     bwd.outputs = [env[id(v)] for v in g.outputs]
     saved_bytes = sum(v.type.nbytes for v in saved if id(v) not in inputs)
     return Partition(bwd, tuple(saved), saved_bytes, tuple(recomputed), reasons)
+
+
+def _through_aliases(alias: dict, env: dict) -> None:
+    """Map each ALIAS output to the backward's value of its source, where it has one."""
+    for key, v in alias.items():
+        if id(v) in env:
+            env[key] = env[id(v)]
 
 
 def _named(n: Node, policy: str, names: frozenset) -> bool:

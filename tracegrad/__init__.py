@@ -31,6 +31,7 @@ from .autograd import (enable_grad, inference_mode, is_anomaly_check_nan_enabled
 from .tensor import Parameter, Tensor, _add_registry_methods
 from . import _inplace, _tensor_methods  # noqa: E402,F401  (install Tensor's methods)
 from . import _inplace_math, _surface_ops  # noqa: E402,F401  (more of Tensor's methods)
+from ._strided import as_strided  # noqa: E402  (a view of the input's storage)
 from ._surface_ops import (add, broadcast_to, isin, median, repeat_interleave,  # noqa: E402
                            select, sub, subtract, trace)
 
@@ -50,6 +51,7 @@ from .compiler import compile  # noqa: E402,A001
 from . import amp  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from .linalg import einsum  # noqa: E402  (torch.einsum; this import also binds tg.linalg)
+from . import special  # noqa: E402  (torch.special's functions)
 from .compiler.explain import explain  # noqa: E402
 from .utils import checkpoint_name  # noqa: E402
 from .serialization import load, save  # noqa: E402  (torch.save / torch.load)

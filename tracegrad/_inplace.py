@@ -7,7 +7,10 @@ through to their base (see _views.py).  Installed on `Tensor` (tensor.py
 """
 from __future__ import annotations
 
+from tracegrad.ir.errors import named, with_location
+
 from . import _ops, _state, _views
+from ._out import check_cast
 from .dispatch import view_meta
 from .dispatch.hooks import HOOKS
 from .dispatch.tape import next_mark
@@ -48,9 +51,12 @@ class _InplaceMethods:
             raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(result.shape)}")
         if result.dtype is not self.dtype:
-            if result.dtype.is_complex and not self.dtype.is_complex:   # torch refuses too
-                raise RuntimeError(f"{name}: result type {result.dtype.name} can't be cast to "
-                                   f"the desired output type {self.dtype.name}")
+            # torch's rule (out= too): int_tensor.add_(1.5) raises, a float64 result goes
+            # into a float32 tensor, a comparison's bool into anything
+            try:
+                check_cast(result.dtype, self.dtype)
+            except RuntimeError as e:   # named as the op the user called (add_: ...)
+                raise with_location(named(e, name), _state.user_location()) from None
             result = result.to(self.dtype)
         if mark is None and result.grad_fn is not None:
             mark = result.grad_fn.seq

@@ -19,7 +19,7 @@ _SAME_SHAPE = (
     "abs acos acosh addcdiv addcmul asin asinh atan2 atan atanh bitwise_and bitwise_not "
     "bitwise_or bitwise_xor ceil clamp clamp_max clamp_min clip conj_physical cos cosh "
     "cumprod cumsum digamma eq erf erfc erfinv exp2 exp expm1 floor floor_divide fmod frac "
-    "ge gt hypot le lerp lgamma log10 log1p log2 log logical_and logical_not logical_or "
+    "ge gt hypot igamma igammac le lerp lgamma log10 log1p log2 log logical_and logical_not logical_or "
     "logical_xor logit lt nan_to_num ne neg pow reciprocal relu remainder round rsqrt sgn "
     "sigmoid sign sin sinc sinh sqrt square tan tanh tril triu trunc xlogy").split()
 _SHAPE_CHANGING = ("squeeze", "unsqueeze", "t", "transpose")

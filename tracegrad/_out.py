@@ -3,7 +3,8 @@
 Follows torch 2.13's rules (ATen's ``resize_output`` and the out-variant checks):
 
 - the result's dtype must be castable to ``out``'s (no float into an integer tensor,
-  no complex into a real one, nothing but bool into bool): torch's RuntimeError;
+  no complex into a real one, nothing but bool into bool): torch's RuntimeError
+  (`check_cast`, the rule in-place ops follow too: tracegrad/_inplace.py);
 - an ``out`` of another shape is resized, with torch's deprecation warning when it had
   elements (an empty ``out`` is resized silently); a view cannot be resized here;
 - ``out=`` does not record a gradient: with grad mode on, an input or ``out`` that
@@ -44,9 +45,7 @@ def _write_one(name: str, result: Tensor, out: Tensor) -> Tensor:
     if _state.local.grad_enabled and (result.requires_grad or out.requires_grad):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
-    if result.dtype.category > out.dtype.category:
-        raise RuntimeError(f"result type {_torch_name(result.dtype)} can't be cast to the "
-                           f"desired output type {_torch_name(out.dtype)}")
+    check_cast(result.dtype, out.dtype)
     if tuple(result.shape) == tuple(out.shape):
         out.copy_(result)
         return out
@@ -59,6 +58,21 @@ def _write_one(name: str, result: Tensor, out: Tensor) -> Tensor:
                       UserWarning, stacklevel=3)
     out._assign(result.detach().to(out.dtype), track=False)
     return out
+
+
+def check_cast(result, target) -> None:
+    """torch's one rule (``canCast``) for writing a result of dtype `result` into a tensor of
+    dtype `target`, for ``out=`` and in-place ops alike: no complex into a real dtype, no
+    float into an integer one, nothing but bool into bool (a narrower dtype of the same kind
+    is fine: float64 into float32, int64 into int32).
+
+    Raises:
+        RuntimeError: torch 2.13's "result type Float can't be cast to the desired output
+            type Long".
+    """
+    if result.category > target.category:
+        raise RuntimeError(f"result type {_torch_name(result)} can't be cast to the desired "
+                           f"output type {_torch_name(target)}")
 
 
 def _torch_name(dtype) -> str:

@@ -18,6 +18,8 @@ from ._device import CPU, check_device
 from .dispatch.frontend import DISPATCHER
 from .tensor import Tensor, _call_kw, _operand, _varargs, attach, parse_to_args
 
+_MISSING = object()   # a required argument not given (torch's own TypeError)
+
 
 @attach
 class _TensorMethods:
@@ -226,6 +228,16 @@ class _TensorMethods:
         return self._inplace_apply("scatter_", lambda: _call_kw(
             "scatter", self, dim, index, src, value=value, reduce=reduce))
 
+    def scatter_reduce(self, dim, index, src, reduce=_MISSING, *, include_self=True):
+        _method_args("scatter_reduce", src, reduce)
+        return _call_kw("scatter_reduce", self, dim, index, src, reduce,
+                        include_self=include_self)
+
+    def scatter_reduce_(self, dim, index, src, reduce=_MISSING, *, include_self=True):
+        _method_args("scatter_reduce_", src, reduce)
+        return self._inplace_apply("scatter_reduce_", lambda: _call_kw(
+            "scatter_reduce", self, dim, index, src, reduce, include_self=include_self))
+
     def scatter_add_(self, dim, index, src):
         return self._inplace_apply("scatter_add_", lambda: _call_kw(
             "scatter_add", self, dim, index, src))
@@ -323,3 +335,16 @@ def _renamed(e: Exception, internal: str, op: str) -> Exception:
     if e.args and isinstance(e.args[0], str) and e.args[0].startswith(f"{internal}:"):
         e.args = (op + e.args[0][len(internal):],) + e.args[1:]
     return e
+
+
+def _method_args(name: str, src, reduce) -> None:
+    """torch's argument types of Tensor.scatter_reduce(_), positions counted as a method's."""
+    if reduce is _MISSING:
+        raise with_location(TypeError(f'{name}() missing 1 required positional arguments: '
+                                      f'"reduce"'), _state.user_location())
+    if not isinstance(src, Tensor):
+        raise with_location(TypeError(f"{name}(): argument 'src' (position 3) must be Tensor, "
+                                      f"not {type(src).__name__}"), _state.user_location())
+    if not isinstance(reduce, str):
+        raise with_location(TypeError(f"{name}(): argument 'reduce' (position 4) must be str, "
+                                      f"not {type(reduce).__name__}"), _state.user_location())

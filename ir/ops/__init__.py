@@ -1,9 +1,9 @@
 """Importing this package registers every op family in the registry (a decomposition names
 the ops it uses only when it runs, so the order of these imports does not matter)."""
-from . import (binary, complex, conv, index,  # noqa: F401
+from . import (binary, complex, conv, index, rnn,  # noqa: F401
                products, linalg, norms,          # matrix products, torch.linalg, norms
                nn, losses, normalization,        # torch.nn.functional
                random, reduce, scans, scatter, host,  # host: hooks and autograd.Function nodes
                shape, rearrange, diagonal, pad, creation,
-               sort, special, unary,
+               sort, special, strided, unary,  # strided: as_strided
                division, closeness)                # floor_divide; isclose, allclose, equal

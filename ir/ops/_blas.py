@@ -18,7 +18,8 @@ import numpy as np
 
 SMALL = 1 << 22   # multiply-adds; above it the large GEMMs of a transformer step use every thread
 
-_libs = None   # the BLAS controllers NumPy uses, found on the first product
+_libs = None   # the BLAS controllers NumPy uses, found on the first product (all of them:
+# a count of 1 now may be raised later by tg.set_num_threads, so it is read per product)
 
 
 def _blas() -> list:
@@ -27,7 +28,7 @@ def _blas() -> list:
         try:
             import threadpoolctl   # found lazily: scanning the loaded libraries takes ms
             _libs = [lib for lib in threadpoolctl.ThreadpoolController().lib_controllers
-                     if lib.user_api == "blas" and lib.num_threads > 1]
+                     if lib.user_api == "blas"]
         except Exception:   # no threadpoolctl or an unknown BLAS: the library's own choice
             _libs = []
     return _libs
@@ -40,6 +41,8 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if not libs:
         return np.matmul(a, b)
     counts = [lib.num_threads for lib in libs]
+    if max(counts) <= 1:
+        return np.matmul(a, b)
     for lib in libs:
         lib.set_num_threads(1)
     try:

@@ -16,7 +16,7 @@ from .. import attr_kinds as K
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
-from ..registry import (AUTOCAST_PROMOTE, COMPLEX, INTERNAL, LINEAR, NONDIFF, REQUIRED,
+from ..registry import (ALIAS, AUTOCAST_PROMOTE, COMPLEX, INTERNAL, LINEAR, NONDIFF, REQUIRED,
                         defcomposite, defop)
 from ._common import norm_dim
 
@@ -114,7 +114,7 @@ def _index_check_np(xp, index, *, what, size, dim, negative, ignore):
 defop("index_check", "index", attrs=(("what", REQUIRED, K.STRING), ("size", REQUIRED, K.SIZE), ("dim", 0, K.DIM_OPT),
                                      ("negative", False, K.BOOL), ("ignore", None, K.INT_OPT)),
       infer=_index_check_infer, kernel=_index_check_np,   # jax: backends/jax_host_checks.py
-      vjp=NONDIFF, flags=INTERNAL, ref="torch's index bounds checks (IndexError)")
+      vjp=NONDIFF, flags=INTERNAL | ALIAS, ref="torch's index bounds checks (IndexError)")
 
 
 def require_index(ops, name: str, index, what: str = "index") -> None:

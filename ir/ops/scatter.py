@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import attr_kinds as K
 from .. import types as T
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError, ShapeError, with_location
 from ..registry import AUTOCAST_PROMOTE, COMPLEX, INTERNAL, LINEAR, REQUIRED, defcomposite, defop
 from ._common import norm_dim
 from .index import checked_index, located, require_index, write_at
@@ -169,6 +169,155 @@ def _scatter_add(ops, x, dim, index, src):
 defcomposite("scatter_add", "input: Tensor, dim, index: Tensor, src: Tensor", _scatter_add,
              ref="torch.scatter_add", flags=COMPLEX,
              autocast={"cpu": AUTOCAST_PROMOTE, "cuda": AUTOCAST_PROMOTE})
+
+
+# ---- scatter_reduce ------------------------------------------------------------------------
+REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+_ALIASES = {"max": "amax", "min": "amin"}   # torch's forward takes these too (its backward not)
+_TORCH_NAME = {T.complex64: "ComplexFloat", T.complex128: "ComplexDouble", T.bool_: "Bool"}
+
+
+def _reduce_infer(types, *, dim, reduce, include_self):
+    x, idx, src = types
+    _check_index("scatter_reduce", x, idx, dim, src)
+    kind = _ALIASES.get(reduce, reduce)
+    if (kind == "mean" and x.dtype is T.bool_
+            or kind in ("amax", "amin") and x.dtype.is_complex):
+        raise DTypeError(f'scatter_reduce: "scatter_gather_tensor_cpu_reduce_{kind}" not '
+                         f"implemented for '{_TORCH_NAME[x.dtype]}' (got input {x})")
+    return x
+
+
+def _identity(dtype, kind):
+    """The reduction's identity in `dtype` (what an excluded self starts from)."""
+    if dtype == np.bool_:
+        return kind in ("prod", "amin")
+    if kind in ("sum", "mean"):
+        return 0
+    if kind == "prod":
+        return 1
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.min if kind == "amax" else info.max
+    return -np.inf if kind == "amax" else np.inf
+
+
+def _reduce_kernel(xp, x, idx, src, *, dim, reduce, include_self):
+    kind = _ALIASES.get(reduce, reduce)
+    key = _key(xp, idx, dim)
+    vals = _region(src, idx.shape, -1)
+    out = x if include_self else write_at(xp, x, key, _identity(x.dtype, kind))
+    boolean = x.dtype == np.bool_
+    if kind == "mean":
+        total = write_at(xp, out, key, vals, accumulate=True)
+        count = write_at(xp, xp.full(x.shape, 1 if include_self else 0, np.int64), key,
+                         np.int64(1), accumulate=True)
+        count = xp.maximum(count, 1)
+        if x.dtype.kind in "iu":   # torch: floor division for integers
+            return (total // count).astype(x.dtype)
+        return (total / count.astype(x.dtype)).astype(x.dtype)
+    if boolean:   # or / and
+        kind = "amax" if kind == "sum" else "amin" if kind == "prod" else kind
+    if xp is np:
+        out = out.copy() if out is x else out
+        {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[kind].at(
+            out, key, vals)
+        return out
+    at = out.at[key]
+    return {"sum": at.add, "prod": at.multiply, "amax": at.max, "amin": at.min}[kind](vals)
+
+
+def _reduce_vjp(b, ct, x, idx, src, out, *, dim, reduce, include_self):
+    # torch 2.13's scatter_reduce_backward (FunctionsManual.cpp), formula by formula
+    if x.dtype.is_complex:
+        raise with_location(RuntimeError(
+            "scatter_reduce does not support automatic differentiation for outputs with "
+            f"complex dtype (got {x.type}), as torch; apply it under tg.no_grad() or to "
+            ".detach()ed tensors"), b.location())
+    if reduce not in REDUCTIONS:
+        raise with_location(RuntimeError(
+            f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' but got "
+            f"{reduce}."), b.location())
+    n = len(src.shape)
+    src_r = src if src.shape == idx.shape else b.slice(src, (0,) * n, idx.shape, (1,) * n)
+
+    def gather(t):
+        return b.take_along_axis(t, idx, dim)
+
+    def scatter_add(t, v):
+        return b.put_along_axis(t, idx, v, dim, True)
+
+    if reduce == "sum":
+        gx, gs = ct, gather(ct)
+    elif reduce == "prod":
+        # exclusive products, the zeros of self and src counted apart
+        masked_self = b.where(b.eq(x, 0.0), 1.0, x)
+        masked_self_result = b.put_reduce_along_axis(masked_self, idx, src, dim, "prod",
+                                                     include_self)
+        gx = b.div(b.mul(ct, masked_self_result), masked_self)
+        src_zero = b.eq(src_r, 0.0)
+        zeros = b.full(x.shape, 0, x.dtype)
+        num_zeros = gather(scatter_add(zeros, b.convert(src_zero, x.dtype)))
+        single = b.logical_and(src_zero, b.eq(num_zeros, 1.0))
+        masked_src = b.where(single, 1.0, src_r)
+        masked_src_result = b.put_reduce_along_axis(x, idx, masked_src, dim, "prod",
+                                                    include_self)
+        gs = b.where(single, gather(b.mul(ct, masked_src_result)),
+                     b.div(gather(b.mul(ct, out)), b.where(src_zero, 1.0, src_r)))
+    elif reduce == "mean":
+        count = scatter_add(b.full(x.shape, 1 if include_self else 0, x.dtype),
+                            b.full(idx.shape, 1, x.dtype))
+        count = b.where(b.eq(count, 0.0), 1.0, count)
+        gx = b.div(ct, count)
+        gs = b.div(gather(ct), gather(count))
+    else:   # amax / amin: the gradient shared evenly among the ties (self counted always)
+        value = gather(out)
+        self_is_result = b.convert(b.eq(x, out), x.dtype)
+        src_is_result = b.convert(b.eq(src_r, value), x.dtype)
+        share = b.div(ct, scatter_add(self_is_result, src_is_result))
+        gx = b.mul(self_is_result, share)
+        gs = b.mul(src_is_result, gather(share))
+    if not include_self:
+        gx = b.put_along_axis(gx, idx, b.full(idx.shape, 0, gx.dtype), dim)
+    if gs.shape != src.shape:   # src read over the index's extent only
+        gs = b.slice_backward(gs, src.shape, (0,) * n, idx.shape, (1,) * n)
+    return [gx, None, gs]
+
+
+defop("put_reduce_along_axis", "input, index, src",
+      attrs=(("dim", REQUIRED, K.DIM), ("reduce", REQUIRED, K.enum(*REDUCTIONS, *_ALIASES)),
+             ("include_self", True, K.BOOL)),
+      canon=_canon_dim("put_reduce_along_axis"), infer=_reduce_infer, flags=INTERNAL | COMPLEX,
+      kernel=_reduce_kernel, vjp=_reduce_vjp, ref="torch.scatter_reduce")
+
+
+def _scatter_reduce(ops, x, dim, index, src, reduce, include_self=True):
+    if not ops.is_operand(src):
+        raise located(ops, TypeError(f"scatter_reduce(): argument 'src' (position 4) must be "
+                                     f"Tensor, not {type(src).__name__}"))
+    if not isinstance(reduce, str):
+        raise located(ops, TypeError(f"scatter_reduce(): argument 'reduce' (position 5) must be "
+                                     f"str, not {type(reduce).__name__}"))
+    if reduce not in REDUCTIONS and reduce not in _ALIASES:
+        raise located(ops, RuntimeError(f"reduce argument must be either sum, prod, mean, amax "
+                                        f"or amin, got {reduce}"))
+    if not isinstance(include_self, bool):
+        raise located(ops, TypeError(f"scatter_reduce(): argument 'include_self' must be bool, "
+                                     f"not {type(include_self).__name__}"))
+    name = "scatter_reduce"
+    require_index(ops, name, index)
+    d = norm_dim(name, dim, len(x.shape))
+    index = checked_index(ops, name, index, x.shape[d] if x.shape else 1, d)
+    if not x.shape:
+        xs, idx, s = _scalar_dims(ops, x, index, src)
+        return ops.reshape(ops.put_reduce_along_axis(xs, idx, s, 0, reduce, include_self), ())
+    _checked(ops, name, x, index, d, src)
+    return ops.put_reduce_along_axis(x, index, src, d, reduce, include_self)
+
+
+defcomposite("scatter_reduce", "input: Tensor, dim, index: Tensor, src: Tensor, reduce, *, "
+             "include_self=True", _scatter_reduce, flags=COMPLEX,
+             ref="torch.scatter_reduce (sum, prod, mean, amax, amin; include_self)")
 
 
 def _take_along_dim(ops, x, indices, dim=None):

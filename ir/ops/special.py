@@ -1,4 +1,4 @@
-"""Special functions (erf, gamma family, logit) and gelu, which needs erf.
+"""Special functions (erf, gamma family, incomplete gamma, logit) and gelu, which needs erf.
 
 NumPy has no erf or gamma functions, so the NumPy kernel of each op calls
 `scipy.special` and the jax kernel `jax.scipy.special` (both imported on
@@ -12,8 +12,11 @@ import math
 import numpy as np
 
 from .. import attr_kinds as K
-from ..registry import AUTOCAST_FP32, CHEAP, ELEMENTWISE, INTERNAL, TO_FLOAT, defop
-from ._common import same_as_first
+from .. import types as T
+from ..errors import DTypeError
+from ..registry import (AUTOCAST_FP32, CHEAP, ELEMENTWISE, INTERNAL, PROMOTE, TO_FLOAT,
+                        NotImplementedGrad, defop)
+from ._common import broadcast_infer, fmt_types, same_as_first
 from .unary import float_only, scalar
 
 EW = ELEMENTWISE | CHEAP
@@ -84,6 +87,64 @@ defop("polygamma", "input", attrs=(("n", 1, K.SIZE),), canon=_polygamma_canon, i
       kernel=lambda xp, x, *, n: _POLYGAMMA_NP(xp, x, n),
       kernels={"jax": lambda xp, x, *, n: _POLYGAMMA_JAX(xp, x, n)},
       vjp=lambda b, ct, x, out, *, n: [b.mul(ct, b.polygamma(x, n + 1))])
+
+
+# ---- igamma / igammac: the regularized incomplete gamma functions ------------------------------
+_TORCH_NAMES = {T.int64: "Long", T.int32: "Int", T.int16: "Short", T.int8: "Char",
+                T.uint8: "Byte", T.bool_: "Bool"}
+
+
+def _igamma_infer(name):
+    infer = broadcast_infer(name)
+
+    def checked(types, **attrs):
+        out = infer(types, **attrs)
+        if not out.dtype.is_floating_point:   # torch: NotImplementedError '"igamma_cpu" ...'
+            raise DTypeError(f'{name}: "{name}_cpu" not implemented for '
+                             f"'{_TORCH_NAMES.get(out.dtype, out.dtype.name)}' (floating-point "
+                             f"tensors only), got {fmt_types(types)}")
+        return out
+    return checked
+
+
+def _igamma_np(fn):
+    def kernel(xp, a, x):
+        import scipy.special
+        wide = np.float32 if a.dtype.itemsize < 4 else a.dtype
+        return np.asarray(getattr(scipy.special, fn)(a.astype(wide), x.astype(wide))).astype(
+            a.dtype, copy=False)
+    return kernel
+
+
+def _igamma_jax(fn, at_inf):
+    def kernel(xp, a, x):
+        import jax.scipy.special  # jax loads on first use (start-up time)
+        out = getattr(jax.scipy.special, fn)(a, x)
+        # torch (and SciPy): a = +inf gives P = 0, Q = 1 for a finite x >= 0 and NaN for
+        # x = +inf; jax gives NaN, and 1 / 0 there
+        inf = scalar(a, math.inf)
+        out = xp.where((a == inf) & (x >= 0) & (x < inf), scalar(a, at_inf), out)
+        return xp.where((a == inf) & (x == inf), scalar(a, math.nan), out)
+    return kernel
+
+
+def _igamma_vjp(sign):
+    def vjp(b, ct, a, x, out):
+        # torch's formula for d/dx: exp((a - 1) log x - x - lgamma(a)) (its NaN and inf at the
+        # corners included); none for a: "the derivative for 'igamma: input' is not implemented."
+        d = b.exp(b.sub(b.sub(b.mul(b.sub(a, 1.0), b.log(x)), x), b.lgamma(a)))
+        g = b.mul(ct, d)
+        return [NotImplementedGrad(f"{'igamma' if sign > 0 else 'igammac'}: input"),
+                g if sign > 0 else b.neg(g)]
+    return vjp
+
+
+for _name, _fn, _sign, _at_inf in (("igamma", "gammainc", 1, 0.0), ("igammac", "gammaincc", -1, 1.0)):
+    defop(_name, "input, other", infer=_igamma_infer(_name), flags=EW | PROMOTE,
+          ref=f"torch.{_name} (torch.special.{_fn}): the regularized "
+              f"{'lower' if _sign > 0 else 'upper'} incomplete gamma function",
+          kernel=_igamma_np(_fn), kernels={"jax": _igamma_jax(_fn, _at_inf)},
+          vjp=_igamma_vjp(_sign))
 
 
 # ---- logit --------------------------------------------------------------------------------------

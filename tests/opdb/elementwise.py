@@ -210,7 +210,43 @@ def _polygamma_errors():
             ErrorInput((x, 1.5), ValueError, ("polygamma", "1.5"))]
 
 
+def _igamma_samples(rng, dtype):
+    """x (the differentiated argument) against shape parameters a given as plain numbers (the
+    gradient for a raises in torch: tests/api/test_igamma.py), broadcasting both ways."""
+    a = lambda *s: uniform(rng, s, F64, 0.3, 4.0).tolist()  # noqa: E731
+    x = lambda *s: uniform(rng, s, dtype, 0.1, 5.0)  # noqa: E731
+    out = [Sample((x(3, 4), a(4))), Sample((x(2, 3), a(2, 3))), Sample((x(), a())),
+           Sample((x(4), a(3, 1))), Sample((x(5), [0.5, 1.0, 2.0, 10.0, 30.0]))]
+    if dtype is F32:   # an int64 x promotes with the float a: float32 (torch)
+        out.append(Sample((ints(rng, (3,), 0, 5), a(3)), dtype=F32))
+    return out
+
+
+def _igamma(name, scipy_name):
+    def fn(x, a):
+        if not isinstance(a, tg.Tensor):   # plain numbers: a constant of x's float dtype
+            a = tg.tensor(a, dtype=x.dtype if x.dtype.is_floating_point else tg.float32)
+        return getattr(tg, name)(a, x)
+
+    def ref(xp, x, a):
+        dt = x.dtype if x.dtype.kind == "f" else np.float32
+        return getattr(_sp(xp), scipy_name)(xp.asarray(np.asarray(a, dt)), x)
+
+    def errors():
+        i = np.ones((3,), np.int64)
+        return [ErrorInput((i, i), TypeError,
+                           (name, f'"{name}_cpu" not implemented for \'Long\'')),
+                ErrorInput((np.ones(3, np.complex64), np.ones(3, np.complex64)), TypeError,
+                           (name, "complex"))]
+    return OpInfo(name, fn, ref, _igamma_samples, error_inputs=errors, tols={F32: (1e-5, 1e-4)},
+                  low_precision={tg.float16: (2e-3, 2e-2), tg.bfloat16: (2e-2, 5e-2)},
+                  notes="differentiable in x only: the gradient for a raises torch's "
+                        "NotImplementedError (the derivative for 'input' is not implemented)")
+
+
 SPECIAL_OPS = [
+    _igamma("igamma", "gammainc"),
+    _igamma("igammac", "gammaincc"),
     _unary("erf", tg.erf, lambda xp, x: _sp(xp).erf(x), extra=_values(-6.0, 6.0, 0.0)),
     _unary("erfc", lambda x: x.erfc(), lambda xp, x: _sp(xp).erfc(x),
            extra=_values(3.0, 5.0, -3.0), errors=NO_ERRORS),   # tails that 1 - erf loses

@@ -148,4 +148,11 @@ OPS = [
     _elsewhere("custom_function", "one autograd.Function application (its class is an "
                                   "attribute): tests/api/test_function.py; complex gradients: "
                                   f"{COMPLEX_TEST}"),
+    # the fused recurrent layer: its operands are a layer's projected gates, stacked state and
+    # recurrent weights, so it is checked through nn.RNN/LSTM/GRU against the composed cells
+    # on both executors, and by gradcheck of the op itself
+    _elsewhere("rnn_layer", "one layer-direction of nn.RNN/LSTM/GRU (mode and state layout "
+                            "by the module): tests/api/test_rnn_fused.py, tests/api/test_rnn.py"),
+    _elsewhere("rnn_layer_backward", "the reverse-time loop of rnn_layer: "
+                                     "tests/api/test_rnn_fused.py"),
 ]

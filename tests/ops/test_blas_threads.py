@@ -37,3 +37,27 @@ def test_a_small_product_runs_on_one_thread(monkeypatch):
     seen.clear()
     _blas.matmul(np.ones((256, 256)), np.ones((256, 256)))   # 16.8M multiply-adds: left alone
     assert seen == []
+
+
+def test_a_count_raised_after_discovery_is_seen(monkeypatch):
+    """A BLAS on one thread when first found (threadpool_limits(1) around the first product)
+    and raised later is still switched for small products: counts are read per product."""
+    seen = []
+
+    class FakeLib:
+        num_threads = 1
+
+        def set_num_threads(self, n):
+            seen.append(n)
+            self.num_threads = n
+
+    lib = FakeLib()
+    monkeypatch.setattr(_blas, "_libs", None)
+    monkeypatch.setattr("threadpoolctl.ThreadpoolController",
+                        lambda: type("C", (), {"lib_controllers": [lib]})())
+    lib.user_api = "blas"
+    _blas.matmul(np.ones((4, 4)), np.ones((4, 4)))
+    assert seen == []                   # already one thread: nothing to switch
+    lib.num_threads = 3
+    _blas.matmul(np.ones((4, 4)), np.ones((4, 4)))
+    assert seen == [1, 3] and lib.num_threads == 3

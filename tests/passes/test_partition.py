@@ -143,3 +143,23 @@ def test_benchmark_models_gradients_unchanged_by_passes_and_policies(name, monke
             scale = float(np.abs(e).max())
             np.testing.assert_allclose(a, e, rtol=1e-6, atol=1e-6 * scale,
                                        err_msg=f"{name}, {what}: parameter {k}")
+
+
+@pytest.mark.parametrize("policy", ["save_all", "min_bytes"])
+def test_an_index_behind_its_bounds_check_costs_nothing_to_save(policy):
+    """gather's backward reads only its index; the index is a program input, and its
+    index_check returns it unchanged (ALIAS), so the backward reads the input: 0 bytes saved
+    (the index_check output, 4x2 int64 = 64 bytes, was counted before).  The check itself
+    stays in the forward and still raises."""
+    x = tg.randn(4, 5, requires_grad=True)
+    t = tg.tensor([[0, 4], [1, 1], [2, 3], [4, 0]])
+    r = tg.explain(lambda x, t: x.gather(1, t).sum(), x, t, policy=policy)
+    assert r.saved_bytes == 0
+    assert "index_check" in str(r.forward)
+    grad_prog = tg.compile(lambda x, t: x.gather(1, t).sum())
+    grad_prog(x, t).backward()
+    want = np.zeros((4, 5), np.float32)
+    np.add.at(want, (np.arange(4)[:, None], t.numpy()), 1.0)
+    np.testing.assert_array_equal(x.grad.numpy(), want)
+    with pytest.raises(IndexError):
+        grad_prog(x, tg.tensor([[0, 5], [1, 1], [2, 3], [4, 0]]))

@@ -7,7 +7,8 @@ from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_e
 from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference,
-                        is_inference_mode_enabled, no_grad, set_grad_enabled)
+                        is_inference_mode_enabled, is_multithreading_enabled, no_grad,
+                        set_grad_enabled, set_multithreading_enabled)
 from .graph import AccumulateGrad, Node
 from . import record, tensor_methods  # noqa: F401  (record-time extras; Tensor.backward ...)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
@@ -15,5 +16,6 @@ from .variable import Variable  # noqa: F401  (torch.autograd.Variable, deprecat
 
 __all__ = ["AccumulateGrad", "Function", "FunctionCtx", "Node", "backward", "detect_anomaly",
            "enable_grad", "grad", "inference_mode", "is_anomaly_check_nan_enabled",
-           "is_anomaly_enabled", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
-           "once_differentiable", "set_detect_anomaly", "set_grad_enabled"]
+           "is_anomaly_enabled", "is_grad_enabled", "is_inference_mode_enabled",
+           "is_multithreading_enabled", "no_grad", "once_differentiable", "set_detect_anomaly",
+           "set_grad_enabled", "set_multithreading_enabled"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from tracegrad.ir import types as T
 from tracegrad.ir.builder import Builder
 from tracegrad.ir.graph import Graph, Node as IRNode, Value, attr_key
-from tracegrad.ir.registry import ELEMENTWISE, LINEAR, NONDIFF, OpDef, get
+from tracegrad.ir.registry import ELEMENTWISE, LINEAR, NONDIFF, NotImplementedGrad, OpDef, get
 from tracegrad.passes import PassManager, autodiff, cse, prune, simplify
 
 
@@ -148,6 +148,8 @@ def _elementwise(op, b, ts, xs, outs, attrs) -> list:
             continue
         ct = t if t.shape == out.shape else b.expand(t, out.shape)
         g = op.vjp(b, ct, *xs, *outs, **attrs)[i]
+        if type(g) is NotImplementedGrad:   # torch: no formula, forward mode included
+            raise g.error()
         if g is None:
             continue
         if g.shape != out.shape:
@@ -170,6 +172,8 @@ def _transpose(op, b, ts, xs, outs, attrs) -> list:
         g = grads[i] if i < len(grads) else None
         if t is None or g is None:
             continue
+        if type(g) is NotImplementedGrad:
+            raise g.error()
         if g.shape != x.shape:
             g = vb.sum_to_size(g, x.shape)
         if g.dtype is not x.dtype:

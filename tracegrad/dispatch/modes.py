@@ -127,6 +127,25 @@ def view_outputs(op, attrs: dict, src: Tensor, datas) -> list:
     base = src._base if src._base is not None else src
     chain = src._view_ops + ((op.name, attrs),)
     outs = [Tensor(d, base=base, view_ops=chain) for d in datas]
+    register_views(op.name, src, base, outs)
+    return outs
+
+
+def adopt_view(name: str, src: Tensor, out: Tensor, chain: tuple) -> None:
+    """Make `out`, a view op `name` made of some intermediate of `src`, a view of `src`'s
+    base reached from it by `chain` (as_strided of a view reads its base's storage:
+    tracegrad/_strided.py)."""
+    base = src._base if src._base is not None else src
+    old = out._base
+    if old is not None and old._views:
+        old._views = [r for r in old._views if r() is not out]
+    out._base, out._view_ops, out._vc = base, chain, base._vc
+    register_views(name, src, base, [out])
+
+
+def register_views(name: str, src: Tensor, base: Tensor, outs: list) -> None:
+    """`base` remembers its new views `outs` of `src`; they count on `src`'s version counter
+    and take the marks torch gives views made from it (see view_meta.py)."""
     if src._vc is not base._vc:   # a view of `.data` counts on `.data`'s own counter
         for o in outs:
             o._vc = src._vc
@@ -134,7 +153,7 @@ def view_outputs(op, attrs: dict, src: Tensor, datas) -> list:
         base._views = []
     base._views.extend(weakref.ref(o) for o in outs)
     if view_meta.MARKS:   # a view of a view torch forbids writing to is one too
-        view_meta.inherit(src, outs, op.name)
+        view_meta.inherit(src, outs, name)
     local = _state.local
     if local.inference:
         if not getattr(base, "_inference", False):
@@ -143,7 +162,6 @@ def view_outputs(op, attrs: dict, src: Tensor, datas) -> list:
     elif not local.grad_enabled and base._requires_grad:
         for o in outs:
             view_meta.mark(o, view_meta.NO_GRAD)
-    return outs
 
 
 _state.install_mode_selector(select)

@@ -17,7 +17,7 @@ import weakref
 from .. import _state
 from .constants import SHARED_CONSTANT, SHARED_VERSION
 from .hooks import HOOKS
-from .tape import AccumulateGrad, TapeNode
+from .tape import CLASS_OF_OP, AccumulateGrad, op_class
 
 _getframe = sys._getframe
 _INTERNAL_FILE = _state.INTERNAL_FILE
@@ -70,9 +70,11 @@ def finish(state: dict, op, operands: list, ins: tuple, datas, outs: list, attrs
             if f is None:
                 loc = None
                 break
-        node = TapeNode(op, attrs, tuple(edges),
-                    in_types if type(in_types) is tuple else tuple(in_types), ins,
-                    tuple(datas), tuple(versions), out_types, loc, plan)
+        node = (CLASS_OF_OP.get(op) or op_class(op))(op, attrs, tuple(edges),
+                                                     in_types if type(in_types) is tuple
+                                                     else tuple(in_types), ins,
+                                                     tuple(datas), tuple(versions), out_types,
+                                                     loc, plan)
         if len(outs) == 1:   # `record`: its dtype is a differentiable one
             o = outs[0]
             o._requires_grad = True

@@ -24,6 +24,8 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from tracegrad.ir.registry import NotImplementedGrad
+
 from .. import _state
 from .. import tensor as _tensor
 from .hooks import HOOKS
@@ -180,11 +182,9 @@ class TapeNode(_HookAPI):
     __slots__ = ("op", "attrs", "edges", "in_types", "saved_inputs", "saved_outputs", "versions",
                  "out_types", "seq", "_loc", "retained", "extra", "sig", "__weakref__")
 
-    def __new__(cls, op=None, *args, **kwargs):
-        # torch has a class per node kind (type(y.grad_fn).__name__ == "MulBackward0")
-        if cls is TapeNode:
-            cls = _CLASS_OF_OP.get(op) or _op_class(op)
-        return object.__new__(cls)
+    # torch has a class per node kind (type(y.grad_fn).__name__ == "MulBackward0"): nodes are
+    # made as ``(CLASS_OF_OP.get(op) or op_class(op))(...)``, a subclass made once per op
+    # (record.py); a Python-level __new__ choosing it would cost every recorded op a call
 
     def __init__(self, op, attrs, edges, in_types, saved_inputs, saved_outputs, versions,
                  out_types, loc, sig=None):
@@ -256,6 +256,10 @@ class TapeNode(_HookAPI):
         res = op.vjp(frontend, ct, *ins, *outs, **self.attrs)
         out = []
         for g, e, t in zip(res, self.edges, self.in_types):
+            if isinstance(g, NotImplementedGrad):   # torch has no formula for this input
+                if e is not None:
+                    raise g.error()
+                g = None
             if g is None or e is None:
                 out.append(None)
                 continue
@@ -290,7 +294,7 @@ class TapeNode(_HookAPI):
 
 
 _CLASSES: dict = {}      # torch node name -> its TapeNode subclass
-_CLASS_OF_OP: dict = {}  # OpDef -> the TapeNode subclass of its default name
+CLASS_OF_OP: dict = {}  # OpDef -> the TapeNode subclass of its default name
 
 
 def node_class(name: str) -> type:
@@ -304,8 +308,9 @@ def node_class(name: str) -> type:
     return cls
 
 
-def _op_class(op) -> type:
-    cls = _CLASS_OF_OP[op] = node_class(op.node_name or f"{_camel(op.name)}Backward0")
+def op_class(op) -> type:
+    """The `TapeNode` subclass of `op`'s default node name, made on its first record."""
+    cls = CLASS_OF_OP[op] = node_class(op.node_name or f"{_camel(op.name)}Backward0")
     return cls
 
 

@@ -1,11 +1,14 @@
 """Recurrent layers: RNN, LSTM, GRU and their cells (torch.nn.RNN, LSTM, GRU, *Cell).
 
-Composed from registry ops, no fused kernel: per layer and direction the input projection
-of every time step is one `linear` over the flattened sequence, then the time loop runs in
-Python, one `linear` of the hidden state plus the gate arithmetic per step.  Under
-`tg.compile` the loop is traced unrolled into the one XLA program of the step (sequence
-lengths are static there, as every shape is).  A `PackedSequence` runs the same loop on
-the rows still active at each step (`batch_sizes`), so padding is never computed on.
+Per layer and direction the input projection of every time step is one `linear` over the
+flattened sequence.  For a non-packed sequence without projections (and outside autocast,
+float32/float64) the time loop is then one fused `rnn_layer` op (ir/ops/rnn.py: a NumPy
+loop eagerly, one `lax.scan` under `tg.compile` on jax, a hand-written BPTT backward op),
+as torch runs cuDNN's RNN op.  Otherwise (PackedSequence, proj_size, the cells, or
+``FUSED = False``) the loop runs in Python, one `linear` of the hidden state plus the gate
+arithmetic per step, composed from registry ops (every order of derivative; traced
+unrolled under `tg.compile`).  A `PackedSequence` runs that loop on the rows still active
+at each step (`batch_sizes`), so padding is never computed on.
 
 Parameters, their names (``weight_ih_l0``, ``bias_hh_l1_reverse``, ``weight_hr_l0``),
 shapes, order, initialization (every one U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)))
@@ -18,7 +21,8 @@ import math
 import numbers
 import warnings
 
-from ... import _creation, _ops
+from ... import _creation, _ops, amp
+from ...dispatch.frontend import DISPATCHER
 from ...tensor import Parameter, Tensor
 from .. import functional as F
 from .. import init
@@ -26,6 +30,10 @@ from ..utils.rnn import PackedSequence, _host_ints
 from .module import Module
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+# Whether RNN/LSTM/GRU run each layer-direction of a non-packed sequence as one fused
+# `rnn_layer` op (True) or as the composed Python loop of cells; tests compare the two.
+FUSED = True
 
 
 # ---- one time step ------------------------------------------------------------------------
@@ -93,6 +101,21 @@ def _run_direction(step, flat, sizes, state, weights, reverse):
     if done:
         state = tuple(_ops.cat([s] + [d[i] for d in done], 0) for i, s in enumerate(state))
     return (outs[0] if len(outs) == 1 else _ops.cat(outs, 0)), state
+
+
+def _fused_direction(mode, flat, seq, batch, state, weights, reverse):
+    """One layer, one direction of a non-packed sequence as one `rnn_layer` op (the whole
+    time loop; ir/ops/rnn.py): the input projection, then the fused loop.  Returns the
+    (seq * batch, H) outputs in time order and the final state tuple."""
+    w_ih, w_hh, b_ih, b_hh, _ = weights
+    gates = F.linear(flat, w_ih, b_ih).reshape(seq, batch, w_ih.shape[0])
+    if b_hh is None:   # bias=False: adding zeros keeps the composed cells' values exactly
+        b_hh = _creation.zeros(w_hh.shape[0], dtype=w_hh.dtype)
+    state0 = _ops.stack(list(state), 0) if len(state) > 1 else _ops.unsqueeze(state[0], 0)
+    out, state_n, _ = DISPATCHER.call("rnn_layer", gates, state0, w_hh, b_hh, mode=mode,
+                                      reverse=reverse)
+    final = tuple(state_n[k] for k in range(len(state)))
+    return out.reshape(seq * batch, out.shape[-1]), final
 
 
 class RNNBase(Module):
@@ -280,7 +303,10 @@ class RNNBase(Module):
             states = [_creation.zeros(shape, dtype=dtype) for shape in self._state_shapes(batch)]
         self._check(data if packed else input, packed, states)
         flat = data if packed else seq.reshape(-1, seq.shape[-1])
-        out, finals = self._layers(flat, sizes, states)
+        fused = (not packed and not self.proj_size and sizes and batch
+                 and FUSED and flat.dtype.name in ("float32", "float64")
+                 and not amp.is_autocast_enabled())
+        out, finals = self._layers(flat, sizes, states, fused)
         finals = [_ops.stack(f, 0) for f in zip(*finals)]
         if packed:
             if unsorted_indices is not None:
@@ -295,9 +321,10 @@ class RNNBase(Module):
                 finals = [_ops.squeeze(f, 1) for f in finals]
         return output, (tuple(finals) if self.mode == "LSTM" else finals[0])
 
-    def _layers(self, flat, sizes, states):
+    def _layers(self, flat, sizes, states, fused=False):
         """Every layer and direction; returns the last layer's rows and the final states
-        (a list of per-(layer, direction) state tuples, torch's h_n order)."""
+        (a list of per-(layer, direction) state tuples, torch's h_n order).  `fused`: each
+        layer-direction is one `rnn_layer` op (equal-length steps), else the Python loop."""
         step = _STEPS[self.mode]
         directions = 2 if self.bidirectional else 1
         finals = []
@@ -308,8 +335,13 @@ class RNNBase(Module):
             for d in range(directions):
                 k = layer * directions + d
                 init_state = tuple(s[k] for s in states)
-                out, final = _run_direction(step, flat, sizes, init_state,
-                                            self._weights(layer, d), reverse=bool(d))
+                if fused:
+                    out, final = _fused_direction(self.mode, flat, len(sizes), sizes[0],
+                                                  init_state, self._weights(layer, d),
+                                                  bool(d))
+                else:
+                    out, final = _run_direction(step, flat, sizes, init_state,
+                                                self._weights(layer, d), reverse=bool(d))
                 outs.append(out)
                 finals.append(final)
             flat = outs[0] if directions == 1 else _ops.cat(outs, -1)

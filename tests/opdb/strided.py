@@ -1,0 +1,129 @@
+"""Op database: as_strided (torch.as_strided on a tensor's row-major storage) and the two
+primitives under its gradient and its writes, as_strided_backward (the cotangent added into
+a zero storage) and as_strided_scatter (the strided positions set).
+
+The samples are fresh tensors, whose storage is their value; views (whose storage is their
+base's), writes through the result and torch 2.13's values and errors are in
+tests/api/test_as_strided.py.  References index the flat input with the storage positions
+computed on the host, so jax.vjp gives the scatter-add torch's backward gives (overlapping
+strides accumulate).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import tracegrad as tg
+from tracegrad import _ops
+
+from .core import I64, ErrorInput, OpInfo, Sample, ints, uniform
+
+OVERLAP = "overlapping strides: the cotangents of elements reading one storage element add up"
+
+
+def _positions(size, stride, offset=0) -> np.ndarray:
+    idx = np.full(tuple(size), offset, np.int64)
+    for d, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[d] = n
+        idx = idx + (np.arange(n) * st).reshape(shape)
+    return idx
+
+
+def _onehot(idx, n, dtype) -> np.ndarray:
+    """(len(idx), n) rows with a 1 at each position: a gather / scatter as a matmul."""
+    return (idx.reshape(-1)[:, None] == np.arange(n)[None, :]).astype(dtype)
+
+
+def _as_strided_ref(xp, x, size, stride, storage_offset=0):
+    if 0 in size:
+        return np.zeros(size, x.dtype)
+    return xp.reshape(x, (-1,))[_positions(size, stride, storage_offset)]
+
+
+def _as_strided_samples(rng, dtype):
+    u = lambda *s: uniform(rng, s, dtype)  # noqa: E731
+    return [Sample((u(3, 4), (2, 2), (4, 1))),
+            Sample((u(12), (3, 3), (1, 1))),                      # overlapping reads
+            Sample((u(3, 4), (2, 3), (1, 4), 1)),                 # a transposed window
+            Sample((u(2, 3), (2, 2, 3), (0, 3, 1))),              # a zero stride (broadcast)
+            Sample((u(5), (), (), 3)),                            # 0-d
+            Sample((u(2, 3), (0, 2), (1, 1), 6)),                 # empty, offset at the end
+            Sample((ints(rng, (3, 4)), (2, 2), (1, 2), 2), dtype=I64)]
+
+
+def _as_strided_errors():
+    x = np.ones((3, 4), np.float32)
+    return [
+        ErrorInput((x, (4, 4), (4, 1)), RuntimeError, (
+            "setStorage: sizes [4, 4], strides [4, 1], storage offset 0, and itemsize 4 "
+            "requiring a storage size of 64 are out of bounds for storage of size 48",)),
+        ErrorInput((x, (2, 2), (4, -1)), RuntimeError, (
+            "as_strided: Negative strides are not supported at the moment, got strides: "
+            "[4, -1]",)),
+        ErrorInput((x, (2, 2), (4,)), RuntimeError, ("mismatch in length of strides and shape",)),
+        ErrorInput((x, (2, 2), (4, 1), -1), RuntimeError, ("Tensor: invalid storage offset -1",)),
+        ErrorInput((x, (2, 2), (4, 1), 1.5), TypeError, (
+            "as_strided(): argument 'storage_offset' (position 4) must be int, not float",)),
+        ErrorInput((x, [2.0, 2], (4, 1)), TypeError, (
+            "as_strided(): argument 'size' (position 2) must be tuple of ints, but found "
+            "element of type float at pos 0",)),
+        ErrorInput(("abc", (2,), (1,)), TypeError, (
+            "as_strided(): argument 'input' (position 1) must be Tensor, not str",)),
+    ]
+
+
+# ---- as_strided_backward: the adjoint ----------------------------------------------------------
+def _backward_ref(xp, ct, *, shape, size, stride, storage_offset=0):
+    n = math.prod(shape)
+    if 0 in size:
+        return np.zeros(shape, ct.dtype)
+    m = _onehot(_positions(size, stride, storage_offset), n, ct.dtype)
+    return xp.reshape(xp.reshape(ct, (-1,)) @ m, shape)
+
+
+def _backward_samples(rng, dtype):
+    u = lambda *s: uniform(rng, s, dtype)  # noqa: E731
+    return [Sample((u(2, 2),), {"shape": (3, 4), "size": (2, 2), "stride": (4, 1),
+                                "storage_offset": 0}),
+            Sample((u(3, 3),), {"shape": (12,), "size": (3, 3), "stride": (1, 1),
+                                "storage_offset": 2}),          # overlap: cotangents add
+            Sample((u(2, 2, 3),), {"shape": (2, 3), "size": (2, 2, 3), "stride": (0, 3, 1),
+                                   "storage_offset": 0})]
+
+
+# ---- as_strided_scatter: the write through a view ------------------------------------------
+def _scatter_ref(xp, x, src, size, stride, storage_offset=0):
+    n = x.size
+    m = _onehot(_positions(size, stride, storage_offset), n, x.dtype)
+    written = m.sum(axis=0)
+    flat = xp.reshape(x, (-1,)) * (1 - written) + xp.reshape(src, (-1,)) @ m
+    return xp.reshape(flat, x.shape)
+
+
+def _scatter_samples(rng, dtype):
+    u = lambda *s: uniform(rng, s, dtype)  # noqa: E731
+    return [Sample((u(3, 4), u(2, 2), (2, 2), (1, 4), 1)),
+            Sample((u(6), u(3), (3,), (2,), 0)),
+            Sample((u(2, 3), u(), (), (), 5))]
+
+
+def _scatter_errors():
+    return [ErrorInput((np.ones(6, np.float32), np.ones(2, np.float32), (3,), (1,), 0),
+                       ValueError, ("as_strided_scatter", "src", "f32[3]", "f32[2]")),
+            ErrorInput((np.ones(6, np.float32), np.ones(3, np.float32), (3,), (3,), 0),
+                       ValueError, ("as_strided", "out of bounds for storage of size 24"))]
+
+
+OPS = [
+    OpInfo("as_strided", tg.as_strided, _as_strided_ref, _as_strided_samples,
+           error_inputs=_as_strided_errors, executor_samples=(0, 1, 3), note=OVERLAP,
+           complex_samples=3),
+    OpInfo("as_strided_backward", _ops.as_strided_backward, _backward_ref, _backward_samples,
+           executor_samples=(1,), complex_samples=2),
+    OpInfo("as_strided_scatter", _ops.as_strided_scatter, _scatter_ref, _scatter_samples,
+           error_inputs=_scatter_errors, complex_samples=2,
+           note="of overlapping writes the last in row-major order wins; every duplicate reads "
+                "the written position's cotangent back"),
+]
