@@ -24,7 +24,7 @@ from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
 from ..registry import AUTOCAST_LOWER, COMPLEX, INTERNAL, REQUIRED, defcomposite, defop
-from ..jaxtrace import inline_nested_jits, programs_evicted
+from ..jax_caches import programs_evicted
 from ._common import bilinear_jvp, conj_if_complex
 from ._cost import CONV, POOL
 
@@ -114,10 +114,7 @@ def _on_xla(kernel, arrays, attrs: dict):
     key = (kernel, tuple(attrs.items()), tuple((a.shape, a.dtype) for a in arrays))
     fn = _XLA_KERNELS.get(key)
     if fn is None:
-        def traced(*a):
-            with inline_nested_jits():
-                return kernel(jax.numpy, *a, **attrs)
-        fn = _XLA_KERNELS[key] = jax.jit(traced)
+        fn = _XLA_KERNELS[key] = jax.jit(lambda *a: kernel(jax.numpy, *a, **attrs))
         if len(_XLA_KERNELS) > XLA_KERNELS_MAX:
             _XLA_KERNELS.popitem(last=False)
             programs_evicted()

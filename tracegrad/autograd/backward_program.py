@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tracegrad.ir.graph import Graph, Node as IRNode
-from tracegrad.ir.jaxtrace import programs_evicted
+from tracegrad.ir.jax_caches import programs_evicted
 from tracegrad.passes import build_backward
 
 from .. import _dump, _state
@@ -281,7 +281,7 @@ def _program_for(nodes: list[TapeNode], w: _Wiring) -> BackwardProgram:
         _cache[w.key] = prog
         if len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)   # its jax function, jaxpr and executable go with it
-            programs_evicted()           # trace inline from now on (ir/jaxtrace.py)
+            programs_evicted()           # and what jax kept for it (ir/jax_caches.py)
     else:
         _cache.move_to_end(w.key)
     return prog

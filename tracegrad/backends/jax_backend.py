@@ -14,7 +14,6 @@ from typing import Callable
 import numpy as np
 
 from tracegrad.ir.graph import Graph
-from tracegrad.ir.jaxtrace import inline_nested_jits
 from tracegrad.ir.ops.index import check_range, live_range
 from tracegrad.ir.registry import get, register_kernel
 from tracegrad.passes.manager import gc_paused
@@ -100,9 +99,7 @@ def _checking(fn: Callable, checks: list) -> Callable:
 
 
 def _as_function(g: Graph) -> Callable:
-    """The graph as a function of jax arrays, for `jax.jit` to trace (its kernels inline
-    jax.numpy's nested jitted functions once programs are being evicted:
-    `inline_nested_jits`)."""
+    """The graph as a function of jax arrays, for `jax.jit` to trace."""
     import jax.numpy as jnp  # jax loads on first use (start-up time)
 
     steps = [(get(n.op).kernel_for("jax"), n.inputs, n.attrs, n.outputs) for n in g.nodes]
@@ -110,14 +107,13 @@ def _as_function(g: Graph) -> Callable:
 
     def fn(*args):
         env = {id(v): a for v, a in zip(inputs, args)}
-        with inline_nested_jits():
-            for kernel, ins, attrs, outs in steps:
-                out = kernel(jnp, *[env[id(v)] for v in ins], **attrs)
-                if isinstance(out, tuple):
-                    for o, a in zip(outs, out):
-                        env[id(o)] = a
-                else:
-                    env[id(outs[0])] = out
+        for kernel, ins, attrs, outs in steps:
+            out = kernel(jnp, *[env[id(v)] for v in ins], **attrs)
+            if isinstance(out, tuple):
+                for o, a in zip(outs, out):
+                    env[id(o)] = a
+            else:
+                env[id(outs[0])] = out
         return tuple(env[id(v)] for v in outputs)
 
     return fn

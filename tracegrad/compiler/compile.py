@@ -66,7 +66,7 @@ import weakref
 from collections import OrderedDict
 
 from tracegrad.ir.errors import TraceError
-from tracegrad.ir.jaxtrace import programs_evicted
+from tracegrad.ir.jax_caches import programs_evicted
 from tracegrad.ir.verifier import verify
 from tracegrad.passes import format_records, optimize_program
 
@@ -295,7 +295,7 @@ class CompiledFunction:
                 self._cache[key].pop()
             else:
                 self._cache.pop(oldest)
-            programs_evicted()       # trace inline from now on (ir/jaxtrace.py)
+            programs_evicted()       # and what jax kept for it (ir/jax_caches.py)
             _warn(f"tg.compile: {self.__name__} was recompiled more than {self.cache_size} "
                   "times; the oldest program was dropped. Check the 'tracegrad.compile' log "
                   "(TRACEGRAD_LOG=recompiles) for the reasons.")
