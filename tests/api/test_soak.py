@@ -78,9 +78,10 @@ def test_programs_tg_compile_evicts_leave_no_jaxpr_or_executable_behind():
     assert len(kept) == 2
     assert all(ref() is None or id(ref()) in kept for ref in refs), "an evicted program lives"
     assert jax_caches.releases[0] - released == 6   # one per dropped program
-    # issue 18: each new batch size left ~45 jaxprs in that cache for good; emptied on
-    # every drop, it holds what the last trace made, however many programs came before
-    assert max(sizes) <= min(sizes) + 10, sizes   # without the release: 174, 215, ... 378
+    # issue 18: each new batch size left ~41 jaxprs in that cache for good; emptied on
+    # every drop, it holds at most what the last trace made (41 in a fresh process, fewer
+    # when hot nested calls are served before it), however many programs came before
+    assert max(sizes) <= 50, sizes   # without the release, in a fresh process: 174, 215, ... 378
 
 
 def test_backward_programs_the_eager_cache_evicts_release_their_jax_executables(monkeypatch):
