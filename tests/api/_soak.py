@@ -35,22 +35,17 @@ def rss_mib() -> float:
 
 
 def main(mode: str, shapes: str, warmup: int, steps: int, every: int = 50) -> dict:
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from helpers import classification_step   # tests/helpers.py
+
     import tracegrad as tg
-    import tracegrad.nn.functional as F
     from tracegrad.autograd import backward_program
 
     warnings.simplefilter("ignore")   # tg.compile warns on every recompile past its cache
     backward_program.CACHE_SIZE = int(os.environ.get("TRACEGRAD_SOAK_PROGRAMS", "32"))
     tg.manual_seed(0)
     model = tg.nn.Sequential(tg.nn.Linear(8, 32), tg.nn.ReLU(), tg.nn.Linear(32, 4))
-    opt = tg.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = classification_step(model, tg.optim.SGD(model.parameters(), lr=0.01, momentum=0.9))
 
     if mode == "compile":
         run = tg.compile(step)

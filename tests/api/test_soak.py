@@ -20,6 +20,8 @@ import weakref
 import numpy as np
 import pytest
 
+from helpers import classification_step
+
 import tracegrad as tg
 import tracegrad.nn.functional as F
 from tracegrad.autograd import backward_program, jacobian_batched
@@ -39,15 +41,7 @@ def _traced_jaxprs() -> int:
 def _mlp_step():
     tg.manual_seed(0)
     model = tg.nn.Sequential(tg.nn.Linear(4, 8), tg.nn.ReLU(), tg.nn.Linear(8, 3))
-    opt = tg.optim.SGD(model.parameters(), lr=0.1)
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    return step
+    return classification_step(model, tg.optim.SGD(model.parameters(), lr=0.1))
 
 
 def _batch(n):
