@@ -104,11 +104,14 @@ def test_on_xla_kernels_are_one_jitted_function_per_signature_and_evicted_lru(mo
     def kernel(xp, a, *, k):
         return a * k
 
-    released = jax_caches.releases[0]
+    released, jitted = jax_caches.releases[0], {}
     for n in (1, 2, 1, 3):   # size 1 is used again before size 3 comes: size 2 is dropped
         out = conv._on_xla(kernel, [np.full(n, 2.0)], {"k": 3.0})
         np.testing.assert_array_equal(out, np.full(n, 6.0))
+        jitted.setdefault(n, [weakref.ref(f) for f in conv._XLA_KERNELS.values()][-1])
     assert [key[2][0][0] for key in conv._XLA_KERNELS] == [(1,), (3,)]
+    gc.collect()
+    assert jitted[2]() is None and jitted[1]() is not None   # and its executable with it
     assert jax_caches.releases[0] - released == 1
 
 
