@@ -67,6 +67,8 @@ def main(mode: str, shapes: str, warmup: int, steps: int, every: int = 50) -> di
         call(i)
         if (i - warmup + 1) % every == 0:
             readings.append(rss_mib())
+            # progress on stderr, so that a run stopped early still tells its curve
+            print(f"step {i + 1 - warmup}: {readings[-1]:.1f} MiB", file=sys.stderr, flush=True)
     seconds = time.perf_counter() - start
     gc.collect()
     objects.append(len(gc.get_objects()))
