@@ -1,0 +1,15 @@
+"""The ported programs' reference runs: fixed weights, fixed data, the first few losses.
+
+Each case builds a program's model from `_reference.reference_weights` (the same numbers in
+both libraries) and returns its first losses.  `run_torch.py` prints them under torch;
+tests/api/test_ported_*.py compare tracegrad's (eager and compiled) with those printed.
+"""
+import actor_critic
+from _reference import reference_weights
+
+
+def actor_critic_case(episodes: int = 4):
+    return actor_critic.train(episodes, fixed_actions=True, init=reference_weights(0))
+
+
+CASES = {"actor_critic": actor_critic_case}
