@@ -133,6 +133,34 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return out
 
 
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5):
+    """Normalize each (sample, channel) plane of `input` (N, C, *spatial) by its own mean
+    and biased variance, then scale by `weight` (C,) and shift by `bias` (C,)
+    (torch.nn.functional.instance_norm).
+
+    As torch: batch norm over the input viewed as (1, N*C, *spatial).  With running
+    statistics and `use_input_stats`, they move towards the per-sample statistics averaged
+    over the batch; without `use_input_stats`, the running statistics normalize.
+
+    Raises:
+        The errors of `batch_norm` (statistics, weight or bias not of length C, ...).
+    """
+    n, c = input.shape[0], input.shape[1]
+    shape = (1, n * c) + tuple(input.shape[2:])
+    repeat = (lambda t: None if t is None else t.repeat(n))
+    mean, var = repeat(running_mean), repeat(running_var)
+    out = batch_norm(input.reshape(shape), mean, var, repeat(weight), repeat(bias),
+                     use_input_stats, momentum, eps)
+    if use_input_stats:
+        with no_grad():
+            if running_mean is not None:
+                running_mean.copy_(mean.view(n, c).mean(0))
+            if running_var is not None:
+                running_var.copy_(var.view(n, c).mean(0))
+    return out.reshape(input.shape)
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False):
     """Rows of `weight` (num_embeddings, dim) at the int64/int32 indices `input`: (*, dim).
@@ -159,7 +187,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
 __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "conv1d", "conv2d", "conv_transpose2d",
            "cosine_similarity", "cross_entropy", "dropout", "elu", "embedding", "gelu",
-           "group_norm", "hardtanh", "huber_loss", "kl_div", "l1_loss", "layer_norm",
+           "group_norm", "hardtanh", "instance_norm", "huber_loss", "kl_div", "l1_loss", "layer_norm",
            "leaky_relu", "linear", "log_softmax", "max_pool2d", "mish", "mse_loss", "nll_loss",
            "normalize", "one_hot", "pad", "relu", "relu6", "rms_norm",
            "scaled_dot_product_attention", "sigmoid", "silu", "smooth_l1_loss", "softmax",

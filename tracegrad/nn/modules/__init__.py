@@ -19,6 +19,12 @@ from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLay
 from .sparse import Embedding
 from .param_containers import ParameterDict, ParameterList
 from .spatial import Bilinear, PixelShuffle, PixelUnshuffle, Upsample
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .padding import PADDING_LAYERS
+from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,  # noqa: F401
+                      ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
+                      ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
+                      ZeroPad1d, ZeroPad2d, ZeroPad3d)
 
 __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
            "BatchNorm2d", "Conv1d", "Conv2d", "ConvTranspose2d", "CrossEntropyLoss", "Dropout",
@@ -33,4 +39,5 @@ __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "Ba
            # recurrent and transformer layers (issue 16)
            "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
-           "TransformerEncoderLayer"]
+           "TransformerEncoderLayer",
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", *PADDING_LAYERS]
