@@ -27,3 +27,35 @@ def style_case(steps: int = 4, compiled: bool = False, dtype: str = "float64"):
 
 
 CASES["style_transformer"] = style_case
+
+
+def seq2seq_case(steps: int = 4, compiled: bool = False):
+    """Pairs of random 'sentences' of 5 words + EOS; the target reverses the source."""
+    import numpy as np
+    import seq2seq_attention
+    rng = np.random.default_rng(5)
+    src = rng.integers(2, 12, (steps * 4, 6))
+    src[:, -1] = seq2seq_attention.EOS_token
+    tgt = src.copy()
+    tgt[:, :-1] = src[:, -2::-1]
+    losses, decoded, attn = seq2seq_attention.train((src, tgt), 12, steps,
+                                                    init=reference_weights(2, std=0.2),
+                                                    compiled=compiled)
+    return losses + [float(attn)] + [float(v) for row in decoded for v in row]
+
+
+CASES["seq2seq_attention"] = seq2seq_case
+
+
+def vit_case(steps: int = 4, compiled: bool = False):
+    import numpy as np
+    import vit
+    rng = np.random.default_rng(6)
+    images = rng.standard_normal((steps * 4, 3, 16, 16)).astype(np.float32)
+    labels = rng.integers(0, 5, steps * 4)
+    losses, acc, prob, lr = vit.train(images, labels, steps, init=reference_weights(4),
+                                      compiled=compiled)
+    return losses + [acc, prob, lr]
+
+
+CASES["vit"] = vit_case
