@@ -35,7 +35,7 @@ class finfo:  # noqa: N801  (torch.finfo)
         self.bits, self.dtype = info.bits, real.name
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = float(info.resolution)
+        self.resolution = 10.0 ** -info.precision   # torch: a power of ten, not the dtype's own
 
     def __repr__(self) -> str:
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "

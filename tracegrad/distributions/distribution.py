@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numbers
 
-from .. import _creation
+from .. import _creation, _state
 from .._config import get_default_dtype
 from ..autograd import no_grad
 from .._indexing import _is_traced
@@ -62,6 +62,15 @@ class Distribution:
     has_enumerate_support = False
     arg_constraints: dict = {}
     _validate_args = __debug__
+
+    def __init_subclass__(cls, **kwargs):
+        """Errors from a distribution's public methods start with the name the user called
+        (``Normal: ...``, ``Categorical.log_prob: ...``) and end with the user's line."""
+        super().__init_subclass__(**kwargs)
+        for method in ("__init__", "log_prob", "cdf", "icdf", "sample", "rsample", "expand"):
+            if method in cls.__dict__:
+                name = cls.__name__ if method == "__init__" else f"{cls.__name__}.{method}"
+                setattr(cls, method, _state.located(cls.__dict__[method], name=name))
 
     @staticmethod
     def set_default_validate_args(value: bool) -> None:

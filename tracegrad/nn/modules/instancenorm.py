@@ -9,7 +9,9 @@ import warnings
 
 from tracegrad.ir import types as T
 
-from ... import _creation
+from tracegrad.ir.errors import named, with_location
+
+from ... import _creation, _state
 from ...tensor import Tensor
 from .. import functional as F
 from .module import Module
@@ -46,16 +48,20 @@ class _InstanceNorm(Module):
             for name in ("running_mean", "running_var", "num_batches_tracked"):
                 self.register_buffer(name, None)
 
+    def _bad_input(self, message: str) -> ValueError:
+        return with_location(named(ValueError(message), type(self).__name__),
+                             _state.user_location())
+
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim not in (self._rank - 1, self._rank):
-            raise ValueError(f"expected {self._rank - 1}D or {self._rank}D input "
-                             f"(got {input.ndim}D input)")
+            raise self._bad_input(f"expected {self._rank - 1}D or {self._rank}D input "
+                                  f"(got {input.ndim}D input)")
         channel = input.ndim - self._rank + 1
         if input.shape[channel] != self.num_features:
             if self.affine:
-                raise ValueError(f"expected input's size at dim={channel} to match "
-                                 f"num_features ({self.num_features}), but got: "
-                                 f"{input.shape[channel]}.")
+                raise self._bad_input(f"expected input's size at dim={channel} to match "
+                                      f"num_features ({self.num_features}), but got: "
+                                      f"{input.shape[channel]}.")
             warnings.warn(f"input's size at dim={channel} does not match num_features. You "
                           "can silence this warning by not passing in num_features, which "
                           "is not used because affine=False", stacklevel=2)
@@ -65,8 +71,8 @@ class _InstanceNorm(Module):
 
     def _normalize(self, input: Tensor) -> Tensor:
         if self.training and input[0, 0].numel() <= 1:
-            raise ValueError(f"Expected more than 1 spatial element when training, got input "
-                             f"size {input.size()}")
+            raise self._bad_input(f"Expected more than 1 spatial element when training, got "
+                                  f"input size {input.size()}")
         return F.instance_norm(input, self.running_mean, self.running_var, self.weight,
                                self.bias, self.training or not self.track_running_stats,
                                0.0 if self.momentum is None else self.momentum, self.eps)
