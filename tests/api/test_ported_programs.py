@@ -44,8 +44,9 @@ def test_actor_critic_losses_match_torch(cases):
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
 def test_style_transformer_losses_match_torch(cases, compiled):
-    losses = cases.style_case(steps=3, compiled=compiled)
-    assert losses == pytest.approx(TORCH["style_transformer"][:3], rel=1e-6)
+    steps = 2 if compiled else 3      # float64 convolutions: the slowest case here
+    losses = cases.style_case(steps=steps, compiled=compiled)
+    assert losses == pytest.approx(TORCH["style_transformer"][:steps], rel=1e-6)
 
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])

@@ -23,6 +23,10 @@ from .._ops import (adaptive_avg_pool2d, avg_pool2d, binary_cross_entropy,
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from .functional_sampling import affine_grid, grid_sample  # noqa: F401
+from .functional_activations import *  # noqa: F401,F403  (selu, glu, prelu, ...)
+from .functional_activations import __all__ as _activations_all
+from .functional_distances import *  # noqa: F401,F403  (triplet_margin_loss, max_pool1d, ...)
+from .functional_distances import __all__ as _distances_all
 from .functional_spatial import (bilinear, dropout1d, dropout2d, dropout3d, fold,  # noqa: F401
                                  interpolate, logsigmoid, pixel_shuffle, pixel_unshuffle, unfold)
 
@@ -195,3 +199,4 @@ __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entr
            # functional_spatial.py
            "affine_grid", "bilinear", "dropout1d", "dropout2d", "dropout3d", "fold", "grid_sample", "interpolate",
            "logsigmoid", "pixel_shuffle", "pixel_unshuffle", "unfold"]
+__all__ += _activations_all + _distances_all

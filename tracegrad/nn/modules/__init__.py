@@ -21,6 +21,14 @@ from .param_containers import ParameterDict, ParameterList
 from .spatial import Bilinear, PixelShuffle, PixelUnshuffle, Upsample
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .padding import PADDING_LAYERS
+from .activation_composite import ACTIVATIONS
+from .activation_composite import (CELU, GLU, SELU, Hardshrink, Hardsigmoid,  # noqa: F401
+                                   Hardswish, LogSigmoid, PReLU, Softmax2d, Softmin,
+                                   Softshrink, Softsign, Tanhshrink, Threshold)
+from .distance import CosineSimilarity, PairwiseDistance
+from .loss import (CosineEmbeddingLoss, HingeEmbeddingLoss, MarginRankingLoss,  # noqa: F401
+                   SoftMarginLoss, TripletMarginLoss)
+from .pooling import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,  # noqa: F401
                       ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
                       ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
@@ -40,4 +48,7 @@ __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "Ba
            "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
            "TransformerEncoderLayer",
-           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", *PADDING_LAYERS]
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", *PADDING_LAYERS, *ACTIVATIONS,
+           "AdaptiveAvgPool1d", "AvgPool1d", "CosineEmbeddingLoss", "CosineSimilarity",
+           "HingeEmbeddingLoss", "MarginRankingLoss", "MaxPool1d", "PairwiseDistance",
+           "SoftMarginLoss", "TripletMarginLoss"]
