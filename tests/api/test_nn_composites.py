@@ -109,3 +109,37 @@ def test_reprs_match_torch():
     assert repr(nn.CELU(0.5)) == "CELU(alpha=0.5)"
     assert repr(nn.GLU()) == "GLU(dim=-1)"
     assert nn.PReLU(3).weight.tolist() == pytest.approx([0.25] * 3)
+
+
+def test_unbuilt_torch_names_are_refused_with_what_to_use():
+    import tracegrad.distributions as D
+    with pytest.raises(NotImplementedError, match="tracegrad.nn.Conv3d is not built in "
+                                                  "tracegrad: only 1-d/2-d convolution"):
+        nn.Conv3d
+    with pytest.raises(NotImplementedError, match="give the input size explicitly"):
+        nn.LazyLinear
+    with pytest.raises(NotImplementedError, match="functional.gumbel_softmax is not built"):
+        F.gumbel_softmax
+    # still an AttributeError too: feature probes read it as missing, typos stay typos
+    assert not hasattr(nn, "SyncBatchNorm") and not hasattr(F, "ctc_loss")
+    assert not hasattr(D, "Beta")
+    with pytest.raises(AttributeError, match="has no attribute 'Bogus'"):
+        nn.Bogus
+
+
+def test_small_layers_added_for_ported_programs():
+    x = tg.tensor([-1.0, 2.0])
+    assert F.relu_(x) is x and x.tolist() == [0.0, 2.0]
+    assert nn.DataParallel is nn.parallel.DataParallel
+    bn = nn.BatchNorm3d(2)
+    y = bn(tg.arange(32.0).reshape(2, 2, 2, 2, 2))
+    assert y.mean().item() == pytest.approx(0.0, abs=1e-6)
+    assert bn.running_mean.tolist() == pytest.approx([1.15, 1.95])   # torch 2.13
+    with pytest.raises(ValueError, match="expected 5D input"):
+        bn(tg.ones(2, 2, 3))
+    blocks = nn.Unfold(2)(tg.arange(9.0).reshape(1, 1, 3, 3))
+    assert blocks.shape == (1, 4, 4) and blocks[0, :, 0].tolist() == [0.0, 1.0, 3.0, 4.0]
+    assert nn.Fold((3, 3), 2)(blocks).shape == (1, 1, 3, 3)
+    up = nn.UpsamplingBilinear2d(scale_factor=2)(tg.tensor([[[[0.0, 1.0], [2.0, 3.0]]]]))
+    assert up[0, 0, 0].tolist() == pytest.approx([0.0, 1 / 3, 2 / 3, 1.0])  # align_corners
+    assert nn.UpsamplingNearest2d(scale_factor=2)(tg.ones(1, 1, 2, 2)).shape == (1, 1, 4, 4)

@@ -6,6 +6,7 @@ Built on registry ops, so log_prob and entropy have gradients and trace under
 distributions and transforms are not built: using one raises NotImplementedError naming
 what exists here and how to write the rest.
 """
+from ..nn._not_built import NotBuiltError
 from . import constraints
 from .categorical import Bernoulli, Categorical
 from .distribution import Distribution
@@ -33,7 +34,7 @@ _NOT_BUILT = frozenset(
 
 def __getattr__(name: str):
     if name in _NOT_BUILT:
-        raise NotImplementedError(
+        raise NotBuiltError(
             f"tracegrad.distributions.{name} is not built; this module has {', '.join(__all__)}. "
             f"Write its log_prob with tracegrad ops (tg.lgamma, tg.special, ...) and sample "
             f"with tg.rand/tg.randn, or subclass Distribution")

@@ -22,6 +22,7 @@ from .._ops import (adaptive_avg_pool2d, avg_pool2d, binary_cross_entropy,
                     smooth_l1_loss, softmax, softplus, tanh)
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
+from ._not_built import FUNCTIONAL_NAMES, refuse
 from .functional_sampling import affine_grid, grid_sample  # noqa: F401
 from .functional_activations import *  # noqa: F401,F403  (selu, glu, prelu, ...)
 from .functional_activations import __all__ as _activations_all
@@ -200,3 +201,22 @@ __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entr
            "affine_grid", "bilinear", "dropout1d", "dropout2d", "dropout3d", "fold", "grid_sample", "interpolate",
            "logsigmoid", "pixel_shuffle", "pixel_unshuffle", "unfold"]
 __all__ += _activations_all + _distances_all
+
+
+def _inplace_of(name: str):
+    fn = globals()[name]
+
+    def inplace(input, *args, **kwargs):
+        return fn(input, *args, inplace=True, **kwargs)
+    inplace.__name__ = inplace.__qualname__ = f"{name}_"
+    inplace.__doc__ = f"`{name}(input, ..., inplace=True)` (torch.nn.functional.{name}_)."
+    return inplace
+
+
+elu_, hardtanh_, leaky_relu_, relu_ = (_inplace_of(n) for n in
+                                       ("elu", "hardtanh", "leaky_relu", "relu"))
+__all__ += ["elu_", "hardtanh_", "leaky_relu_", "relu_"]
+
+
+def __getattr__(name: str):
+    return refuse("tracegrad.nn.functional", name, FUNCTIONAL_NAMES)

@@ -10,7 +10,7 @@ from .linear import Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    MSELoss, NLLLoss, SmoothL1Loss)
 from .module import Module
-from .norm import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
+from .norm import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, RMSNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 # recurrent and transformer layers (issue 16)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
@@ -18,7 +18,8 @@ from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLay
                           TransformerEncoder, TransformerEncoderLayer)
 from .sparse import Embedding
 from .param_containers import ParameterDict, ParameterList
-from .spatial import Bilinear, PixelShuffle, PixelUnshuffle, Upsample
+from .spatial import (Bilinear, Fold, PixelShuffle, PixelUnshuffle, Unfold, Upsample,
+                      UpsamplingBilinear2d, UpsamplingNearest2d)
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .padding import PADDING_LAYERS
 from .activation_composite import ACTIVATIONS
@@ -51,4 +52,5 @@ __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "Ba
            "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", *PADDING_LAYERS, *ACTIVATIONS,
            "AdaptiveAvgPool1d", "AvgPool1d", "CosineEmbeddingLoss", "CosineSimilarity",
            "HingeEmbeddingLoss", "MarginRankingLoss", "MaxPool1d", "PairwiseDistance",
-           "SoftMarginLoss", "TripletMarginLoss"]
+           "SoftMarginLoss", "TripletMarginLoss", "BatchNorm3d", "Fold", "Unfold",
+           "UpsamplingBilinear2d", "UpsamplingNearest2d"]
