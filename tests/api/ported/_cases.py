@@ -4,8 +4,17 @@ Each case builds a program's model from `_reference.reference_weights` (the same
 both libraries) and returns its first losses.  `run_torch.py` prints them under torch;
 tests/api/test_ported_*.py compare tracegrad's (eager and compiled) with those printed.
 """
-import actor_critic
-from _reference import reference_weights
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / "examples"))
+import actor_critic  # noqa: E402
+from reference_cases import reference_weights as _set_weights  # noqa: E402
+
+
+def reference_weights(seed: int, std: float = 0.1):
+    """An `init(model)` giving every parameter the examples' NumPy-drawn reference values."""
+    return lambda model: _set_weights(model, seed, std)
 
 
 def actor_critic_case(episodes: int = 4):
