@@ -18,16 +18,16 @@ import train_nanogpt
 VOCAB = 40
 
 
-def reference_weights(model, seed: int) -> None:
+def reference_weights(model, seed: int, std: float = 0.1) -> None:
     """Every parameter from NumPy: LayerNorm-style ``*.weight`` vectors 1, other vectors and
-    matrices normal with std 0.1 (the same draws in tracegrad and torch)."""
+    matrices normal with std `std` (the same draws in tracegrad and torch)."""
     rng = np.random.default_rng(seed)
     for name, p in model.named_parameters():
         shape = tuple(p.shape)
         if len(shape) == 1 and name.endswith("weight"):
             value = np.ones(shape, np.float32)
         else:
-            value = (0.1 * rng.standard_normal(shape)).astype(np.float32)
+            value = (std * rng.standard_normal(shape)).astype(np.float32)
         p.data.copy_(p.new_tensor(value))
 
 

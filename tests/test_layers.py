@@ -42,7 +42,8 @@ LAYERS = {
                  "tracegrad.serialization", "tracegrad.cuda", "tracegrad.accelerator",
                  "tracegrad.distributed", "tracegrad.onnx", "tracegrad.jit"],
     "compiler": ["tracegrad.compiler"],
-    "top": ["tracegrad.nn", "tracegrad.optim", "tracegrad.utils", "tracegrad.cli", "tracegrad"],
+    "top": ["tracegrad.nn", "tracegrad.optim", "tracegrad.utils", "tracegrad.distributions",
+            "tracegrad.cli", "tracegrad"],
 }
 ORDER = list(LAYERS)
 LAZY_CHECKED = ("tracegrad", "jax")   # lazy imports of these need a comment saying why

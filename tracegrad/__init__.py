@@ -69,6 +69,8 @@ from ._tensor_types import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, 
                             DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
                             ShortTensor)
 from . import accelerator, backends, distributed, jit, onnx  # noqa: E402
+from ._type_info import broadcast_shapes, broadcast_tensors, finfo, iinfo  # noqa: E402
+from . import distributions  # noqa: E402  (torch.distributions' everyday part)
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
 
 from ._dump import configure_logging as _configure_logging  # noqa: E402

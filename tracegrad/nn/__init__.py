@@ -9,5 +9,11 @@ from . import parallel  # noqa: F401  (nn.parallel.DistributedDataParallel, one 
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from ..tensor import Parameter
+from ._not_built import NN_NAMES, refuse
+from .parallel import DataParallel  # noqa: F401  (torch.nn.DataParallel)
 
-__all__ = ["Parameter", "functional", "init", "utils"] + _modules_all
+__all__ = ["DataParallel", "Parameter", "functional", "init", "utils"] + _modules_all
+
+
+def __getattr__(name: str):
+    return refuse("tracegrad.nn", name, NN_NAMES)

@@ -22,7 +22,12 @@ from .._ops import (adaptive_avg_pool2d, avg_pool2d, binary_cross_entropy,
                     smooth_l1_loss, softmax, softplus, tanh)
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
+from ._not_built import FUNCTIONAL_NAMES, refuse
 from .functional_sampling import affine_grid, grid_sample  # noqa: F401
+from .functional_activations import *  # noqa: F401,F403  (selu, glu, prelu, ...)
+from .functional_activations import __all__ as _activations_all
+from .functional_distances import *  # noqa: F401,F403  (triplet_margin_loss, max_pool1d, ...)
+from .functional_distances import __all__ as _distances_all
 from .functional_spatial import (bilinear, dropout1d, dropout2d, dropout3d, fold,  # noqa: F401
                                  interpolate, logsigmoid, pixel_shuffle, pixel_unshuffle, unfold)
 
@@ -133,6 +138,34 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return out
 
 
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5):
+    """Normalize each (sample, channel) plane of `input` (N, C, *spatial) by its own mean
+    and biased variance, then scale by `weight` (C,) and shift by `bias` (C,)
+    (torch.nn.functional.instance_norm).
+
+    As torch: batch norm over the input viewed as (1, N*C, *spatial).  With running
+    statistics and `use_input_stats`, they move towards the per-sample statistics averaged
+    over the batch; without `use_input_stats`, the running statistics normalize.
+
+    Raises:
+        The errors of `batch_norm` (statistics, weight or bias not of length C, ...).
+    """
+    n, c = input.shape[0], input.shape[1]
+    shape = (1, n * c) + tuple(input.shape[2:])
+    repeat = (lambda t: None if t is None else t.repeat(n))
+    mean, var = repeat(running_mean), repeat(running_var)
+    out = batch_norm(input.reshape(shape), mean, var, repeat(weight), repeat(bias),
+                     use_input_stats, momentum, eps)
+    if use_input_stats:
+        with no_grad():
+            if running_mean is not None:
+                running_mean.copy_(mean.view(n, c).mean(0))
+            if running_var is not None:
+                running_var.copy_(var.view(n, c).mean(0))
+    return out.reshape(input.shape)
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False):
     """Rows of `weight` (num_embeddings, dim) at the int64/int32 indices `input`: (*, dim).
@@ -159,7 +192,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
 __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "conv1d", "conv2d", "conv_transpose2d",
            "cosine_similarity", "cross_entropy", "dropout", "elu", "embedding", "gelu",
-           "group_norm", "hardtanh", "huber_loss", "kl_div", "l1_loss", "layer_norm",
+           "group_norm", "hardtanh", "instance_norm", "huber_loss", "kl_div", "l1_loss", "layer_norm",
            "leaky_relu", "linear", "log_softmax", "max_pool2d", "mish", "mse_loss", "nll_loss",
            "normalize", "one_hot", "pad", "relu", "relu6", "rms_norm",
            "scaled_dot_product_attention", "sigmoid", "silu", "smooth_l1_loss", "softmax",
@@ -167,3 +200,23 @@ __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entr
            # functional_spatial.py
            "affine_grid", "bilinear", "dropout1d", "dropout2d", "dropout3d", "fold", "grid_sample", "interpolate",
            "logsigmoid", "pixel_shuffle", "pixel_unshuffle", "unfold"]
+__all__ += _activations_all + _distances_all
+
+
+def _inplace_of(name: str):
+    fn = globals()[name]
+
+    def inplace(input, *args, **kwargs):
+        return fn(input, *args, inplace=True, **kwargs)
+    inplace.__name__ = inplace.__qualname__ = f"{name}_"
+    inplace.__doc__ = f"`{name}(input, ..., inplace=True)` (torch.nn.functional.{name}_)."
+    return inplace
+
+
+elu_, hardtanh_, leaky_relu_, relu_ = (_inplace_of(n) for n in
+                                       ("elu", "hardtanh", "leaky_relu", "relu"))
+__all__ += ["elu_", "hardtanh_", "leaky_relu_", "relu_"]
+
+
+def __getattr__(name: str):
+    return refuse("tracegrad.nn.functional", name, FUNCTIONAL_NAMES)

@@ -96,6 +96,12 @@ class BatchNorm2d(_BatchNorm):
     _ranks = (4,)
 
 
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over (N, C, D, H, W) (torch.nn.BatchNorm3d)."""
+
+    _ranks = (5,)
+
+
 def _shape(normalized_shape) -> tuple[int, ...]:
     return (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
 

@@ -59,3 +59,30 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class MaxPool1d(MaxPool2d):
+    """Max over windows of the last dim of (N, C, L) or (C, L) (torch.nn.MaxPool1d)."""
+
+    def forward(self, input):
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+
+class AvgPool1d(AvgPool2d):
+    """Mean over windows of the last dim of (N, C, L) or (C, L) (torch.nn.AvgPool1d)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True):
+        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    """Mean pooling of the last dim to `output_size` (torch.nn.AdaptiveAvgPool1d)."""
+
+    def forward(self, input):
+        return F.adaptive_avg_pool1d(input, self.output_size)

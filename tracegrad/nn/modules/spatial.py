@@ -62,6 +62,53 @@ class Upsample(Module):
         return f"{info}, mode={self.mode!r}"
 
 
+class UpsamplingNearest2d(Upsample):
+    """Nearest upsampling of (N, C, H, W) (torch.nn.UpsamplingNearest2d)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Bilinear upsampling with align_corners=True (torch.nn.UpsamplingBilinear2d)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+class Fold(Module):
+    """`F.fold` as a layer (torch.nn.Fold): sliding blocks (N, C*k*k, L) back to an image."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.output_size, self.kernel_size = output_size, kernel_size
+        self.dilation, self.padding, self.stride = dilation, padding, stride
+
+    def forward(self, input):
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                      self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
+                f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}")
+
+
+class Unfold(Module):
+    """`F.unfold` as a layer (torch.nn.Unfold): an image to its sliding blocks."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = (kernel_size, dilation,
+                                                                      padding, stride)
+
+    def forward(self, input):
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")
+
+
 class Bilinear(Module):
     """``y = x1^T W x2 + b`` with W (out, in1, in2) (torch.nn.Bilinear); weight and bias
     U(-1/sqrt(in1), 1/sqrt(in1)), as torch."""
