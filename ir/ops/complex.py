@@ -21,7 +21,7 @@ from .. import types as T
 from ..errors import DTypeError, ShapeError
 from ..registry import CHEAP, COMPLEX, ELEMENTWISE, LINEAR, TO_FLOAT, VIEW, defcomposite, defop
 from ._common import broadcast_infer, same_as_first
-from .unary import check_operand
+from .unary import check_operand, sign_kernel, zero_grad
 
 EW = ELEMENTWISE | CHEAP | COMPLEX
 
@@ -99,7 +99,7 @@ def _angle_kernel(xp, x):
 def _angle_vjp(b, ct, x, out):
     # angle = (log z - log conj z) / 2i: g -> i g z / |z|^2; 0 at z = 0 (torch); real: 0
     if not x.dtype.is_complex:
-        return [b.mul(ct, 0.0)]
+        return zero_grad(b, ct)   # +0.0, even for a NaN cotangent (torch)
     sq = b.real(b.mul(x, b.conj(x)))
     zero = b.eq(sq, 0.0)
     scaled = b.div(b.mul(b.complex(_zeros(b, ct), ct), x), b.where(zero, 1.0, sq))
@@ -113,7 +113,7 @@ defop("angle", "input", infer=_real_infer, flags=EW | TO_FLOAT, ref="torch.angle
 
 def _sgn_kernel(xp, x):
     if x.dtype.kind != "c":
-        return xp.sign(x)
+        return sign_kernel(xp, x)
     a = xp.abs(x)
     zero = a == 0
     return xp.where(zero, xp.zeros_like(x), x / xp.where(zero, xp.ones_like(a), a))
@@ -123,7 +123,7 @@ def _sgn_vjp(b, ct, x, out):
     # s = z / |z|: ds/dz = 1 / 2|z|, ds/d(conj z) = -s^2 / 2|z|, so
     # g -> (g - conj(g) s^2) / 2|z|; 0 at z = 0 (torch's sgn_backward); real: sign, gradient 0
     if not x.dtype.is_complex:
-        return [b.mul(ct, 0.0)]
+        return zero_grad(b, ct)   # +0.0, even for a NaN cotangent (torch)
     a = b.abs(x)
     zero = b.eq(a, 0.0)
     num = b.sub(ct, b.mul(b.conj(ct), b.mul(out, out)))

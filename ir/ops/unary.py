@@ -104,9 +104,17 @@ defop("relu", "input", infer=_no_bool("relu"), flags=EW, ref="torch.relu",
       vjp=lambda b, ct, x, out: [b.where(b.le(out, 0), 0.0, ct)],
       jvp=lambda b, t, x, out: b.where(b.le(out, 0), 0.0, t))
 
+def sign_kernel(xp, x):
+    """torch.sign: ``(x > 0) - (x < 0)``, so NaN gives 0 and -0.0 gives +0.0 (NumPy's and
+    jax's sign give NaN, and jax keeps -0.0: the executors disagreed); bool stays bool."""
+    if x.dtype.kind == "b":
+        return x.copy()
+    return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
+
+
+# gradient +0.0 everywhere, a NaN or negative cotangent included (torch: zeros_like(grad))
 defop("sign", "input", infer=same_as_first, flags=EW, ref="torch.sign",
-      kernel=lambda xp, x: xp.sign(x),
-      vjp=lambda b, ct, x, out: [b.mul(ct, 0.0)])
+      kernel=sign_kernel, vjp=zero_grad)
 
 def _abs_infer(types, **_):
     t = types[0]   # |z| of a complex tensor is real (complex64 -> float32)

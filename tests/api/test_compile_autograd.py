@@ -366,6 +366,157 @@ def test_a_failed_index_check_with_donation_leaves_params_grads_and_state(execut
     assert not np.array_equal(emb.weight.detach().numpy(), before[0])
 
 
+def _interrupted_training(executor, where, monkeypatch, set_to_none=False):
+    """Adam steps of a donating compiled step; on call 3 (`where` "trace" and "lowering": on
+    call 4, the first of a new shape, during or after its trace) a KeyboardInterrupt at
+    `where`.  Returns the losses, with the
+    parameters, .grad and optimizer state just before and just after the interrupted call."""
+    from tracegrad.backends.executable import Executable
+    from tracegrad.compiler import entry as entry_mod
+
+    tg.manual_seed(0)
+    model = tg.nn.Sequential(tg.nn.Linear(3, 4), tg.nn.Tanh(), tg.nn.Linear(4, 2))
+    opt = tg.optim.Adam(model.parameters(), lr=0.05)
+
+    fault = []
+
+    @tg.compile(executor=executor, donate=True)
+    def step(x, y):
+        opt.zero_grad(set_to_none=set_to_none)
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        if fault:   # where == "trace": in the middle of tracing a new program
+            raise KeyboardInterrupt
+        opt.step()
+        return loss
+
+    def state():
+        out = []
+        for p in model.parameters():
+            out.append(p.detach().numpy().copy())
+            out.append(None if p.grad is None else p.grad.numpy().copy())
+            out += [v.numpy().copy() for v in opt.state[p].values() if isinstance(v, tg.Tensor)]
+        return out
+
+    def interrupt(*_, **__):
+        raise KeyboardInterrupt
+
+    rows = [5, 5, 5, 7, 5, 7]   # call 4 traces a new program
+    xs, ys = [tg.randn(n, 3) for n in rows], [tg.randn(n, 2) for n in rows]
+    at = 3 if where in ("trace", "lowering") else 2   # call 3 runs the program of calls 1-2
+    losses, around = [], None
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        if i == at and where is not None:
+            before = state()
+            with monkeypatch.context() as m:
+                if where == "trace":
+                    fault.append(True)
+                elif where == "lowering":
+                    m.setattr(entry_mod, "_executable", interrupt)
+                elif where == "run":
+                    m.setattr(Executable, "run", interrupt)
+                elif where == "write_back":   # the program ran, before the first write
+                    m.setattr(entry_mod, "distinct", interrupt)
+                elif where == "midway":   # parameters written, then the first new .grad
+                    m.setattr(entry_mod, "Tensor", interrupt)
+                else:   # "return": every write done, the outputs not yet returned
+                    m.setattr(entry_mod, "_unflatten", interrupt)
+                with pytest.raises(KeyboardInterrupt):
+                    step(x, y)
+                fault.clear()
+            around = before, state()
+        losses.append(step(x, y).item())
+    return losses, around
+
+
+# a KeyboardInterrupt (or any exception) between the trace and the write-back: parameters,
+# .grad and optimizer state stay as they were, donated or not, and the next call of the same
+# step computes what an uninterrupted one would have
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("where", ["trace", "lowering", "run", "write_back", "midway",
+                                   "return"])
+def test_an_interrupt_between_trace_and_write_back_leaves_params_grads_and_state(
+        executor, where, monkeypatch):
+    # "midway": zero_grad(set_to_none=True), so the write-back makes new .grad tensors after
+    # it wrote the parameters: before the write-back became all or nothing, the parameters
+    # stayed stepped with their .grad None
+    set_to_none = where == "midway"
+    want, _ = _interrupted_training(executor, None, monkeypatch, set_to_none)
+    got, (before, after) = _interrupted_training(executor, where, monkeypatch, set_to_none)
+    assert len(before) == len(after) == 4 * 5   # weight, .grad, step, exp_avg, exp_avg_sq
+    for b, a in zip(before, after):
+        np.testing.assert_array_equal(a, b)
+    assert got == want
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_nan_under_detect_anomaly_with_donation_leaves_params_grads_and_state(executor):
+    w = tg.tensor([4.0, 1.0], requires_grad=True)
+    opt = tg.optim.Adam([w], lr=0.1)
+
+    @tg.compile(executor=executor, donate=True)
+    def step():
+        opt.zero_grad(set_to_none=False)
+        loss = tg.sqrt(w).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(3):
+        step()
+    with tg.no_grad():
+        w[0] = -1.0               # sqrt's gradient is NaN there
+    before = (w.detach().numpy().copy(), w.grad.numpy().copy(),
+              {k: v.numpy().copy() for k, v in opt.state[w].items()})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError, match="Function 'SqrtBackward0' returned nan values"):
+            with tg.autograd.detect_anomaly():
+                step()
+    np.testing.assert_array_equal(w.detach().numpy(), before[0])
+    assert w.grad.tolist() == [0.0, 0.0]   # zero_grad ran before the backward raised (torch)
+    for k, v in opt.state[w].items():     # the step count included
+        np.testing.assert_array_equal(v.numpy(), before[2][k])
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_failed_host_check_with_donation_leaves_params_grads_and_state(executor):
+    # the phase check of a complex eigh backward (gauge_check; on jax a host check, read
+    # after the program ran); `c` turns the phase-dependent term on without a retrace
+    w = tg.tensor([[2.0, 0.3], [0.1, 1.0]], dtype=tg.float64, requires_grad=True)
+    u = tg.tensor([[0.0, 0.4], [-0.2, 0.0]], dtype=tg.float64, requires_grad=True)
+    opt = tg.optim.SGD([w, u], lr=0.01, momentum=0.9)
+
+    @tg.compile(executor=executor, donate=True)
+    def step(c):
+        opt.zero_grad(set_to_none=False)
+        b = tg.complex(w, u)
+        vals, vecs = tg.linalg.eigh(b + b.mH)
+        loss = vals.pow(2).sum() + (c * vecs.real).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(3):
+        step(tg.tensor(0.0, dtype=tg.float64))
+
+    def state():
+        return [a.numpy().copy() for p in (w, u)
+                for a in (p.detach(), p.grad, opt.state[p]["momentum_buffer"])]
+
+    before = state()
+    # torch 2.13: "linalg_eigh_backward: The eigenvectors in the complex case are specified
+    # up to multiplication by e^{i phi}. The specified loss function depends on this quantity,
+    # so it is ill-defined."
+    with pytest.raises(RuntimeError, match="linalg.eigh backward.*depends on those phases"):
+        step(tg.tensor(1.0, dtype=tg.float64))
+    for b, a in zip(before, state()):
+        np.testing.assert_array_equal(a, b)
+    assert step.traces == 2   # the same program ran and raised
+    step(tg.tensor(0.0, dtype=tg.float64))   # and keeps working
+    assert not np.array_equal(w.detach().numpy(), before[0])
+
+
 # ---- 8. dropout in a compiled training step ----------------------------------------------------
 @pytest.mark.parametrize("executor", EXECUTORS)
 def test_dropout_training_step_loss_by_loss(executor):

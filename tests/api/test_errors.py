@@ -308,3 +308,20 @@ def test_backward_inputs_empty():
     x = tg.ones((), requires_grad=True)
     with pytest.raises(RuntimeError, match="cannot be empty"):
         (x * 2).backward(inputs=[])
+
+
+def test_a_kernel_error_whose_type_takes_other_arguments_still_names_the_op():
+    # NumPy's _UFuncNoLoopError(ufunc, dtypes) cannot be built from a message: the error
+    # naming the op came out as a TypeError about _UFuncNoLoopError.__init__ (issue 18,
+    # sign(bool) before it returned the bool)
+    from tracegrad.dispatch.kernels import kernel_error
+
+    class Op:
+        name = "sign"
+    try:
+        np.sign(np.array([True]))
+    except TypeError as e:
+        raised = e
+    err = kernel_error(Op, [], raised)
+    assert type(err) is TypeError and isinstance(raised, TypeError)
+    assert str(err).startswith("sign: failed on operands (): ufunc 'sign' did not contain")

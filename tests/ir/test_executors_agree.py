@@ -96,3 +96,51 @@ def test_the_max_of_the_issue_moves_to_jax_and_keeps_torchs_gradient():
                    "auto", 5)
     for g in grads:
         assert np.isnan(g[:, 0]).all() and g[:, 1].tolist() == [0.0, 1.0]
+
+
+# ---- sign / sgn at NaN and -0.0 (issue 18) -----------------------------------------------------
+SIGN_IN = np.array([0.0, -0.0, nan, -nan, 1.0, -2.0, math.inf, -math.inf], np.float32)
+# torch 2.13: torch.sign / torch.sgn of SIGN_IN, +0.0 for both zeros and both NaNs
+SIGN_TORCH = np.array([0.0, 0.0, 0.0, 0.0, 1.0, -1.0, 1.0, -1.0], np.float32)
+# a cotangent with a NaN, infinities and negatives: torch 2.13's gradient is +0.0 everywhere
+SIGN_CT = np.array([-1.0, nan, math.inf, -math.inf, -3.0, nan, 2.0, -0.0], np.float32)
+
+
+@pytest.mark.parametrize("name", ["sign", "sgn"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_sign_of_nan_and_negative_zero_is_torchs_on_every_executor(name, dtype):
+    op = getattr(tg, name)
+    dt = getattr(tg, dtype)
+
+    def call(x):
+        y = op(x)
+        y.backward(tg.tensor(SIGN_CT, dtype=dt))
+        return y
+
+    def bits(t):
+        return t.detach().to(tg.float32).numpy().tobytes()
+
+    want_out = SIGN_TORCH.tobytes()
+    want_grad = np.zeros_like(SIGN_IN).tobytes()
+    compiled = tg.compile(call)
+    for executor in ("interpreter", "jax", "auto"):
+        tg.set_executor(executor)
+        for run in range(4):
+            x = tg.tensor(SIGN_IN, dtype=dt, requires_grad=True)
+            y = call(x)
+            assert bits(y) == want_out, f"{executor} call {run + 1}: {y}"
+            assert bits(x.grad) == want_grad, f"{executor} call {run + 1}: {x.grad}"
+    for run in range(3):
+        x = tg.tensor(SIGN_IN, dtype=dt, requires_grad=True)
+        assert bits(compiled(x)) == want_out, f"tg.compile call {run + 1}"
+        assert bits(x.grad) == want_grad, f"tg.compile call {run + 1}: {x.grad}"
+
+
+def test_sign_of_bool_and_integers_follows_torch():
+    for executor in ("interpreter", "jax"):
+        tg.set_executor(executor)
+        b = tg.tensor([True, False])
+        assert tg.sign(b).dtype == tg.bool and tg.sign(b).tolist() == [True, False]   # torch 2.13
+        assert tg.sgn(b).tolist() == [True, False]
+        assert tg.sign(tg.tensor([-3, 0, 4])).tolist() == [-1, 0, 1]
+        assert tg.sign(tg.tensor([253, 0], dtype=tg.uint8)).tolist() == [1, 0]   # torch 2.13

@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tracegrad.ir.graph import Graph, Node as IRNode
+from tracegrad.ir.jax_caches import programs_evicted
 from tracegrad.passes import build_backward
 
 from .. import _dump, _state
@@ -279,7 +280,8 @@ def _program_for(nodes: list[TapeNode], w: _Wiring) -> BackwardProgram:
             prog = _build_program(nodes, w)
         _cache[w.key] = prog
         if len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
+            _cache.popitem(last=False)   # its jax function, jaxpr and executable go with it
+            programs_evicted()           # and what jax kept for it (ir/jax_caches.py)
     else:
         _cache.move_to_end(w.key)
     return prog

@@ -13,6 +13,7 @@ import numpy as np
 
 from tracegrad.ir import types as T
 from tracegrad.ir.graph import Graph, Node as IRNode
+from tracegrad.ir.jax_caches import programs_evicted
 from tracegrad.passes import PassManager, cse, prune, simplify
 
 from .. import _state
@@ -243,7 +244,8 @@ def _tape_program(outputs: tuple, xs: tuple):
                              ("prune", prune)]).run(jg)
         prog = _JVP_PROGRAMS[key] = _JvpProgram(jg, wrt)
         if len(_JVP_PROGRAMS) > _JVP_CACHE_SIZE:
-            _JVP_PROGRAMS.popitem(last=False)
+            _JVP_PROGRAMS.popitem(last=False)   # its vmapped jax function goes with it
+            programs_evicted()                  # and what jax kept for it
     else:
         _JVP_PROGRAMS.move_to_end(key)
     return prog, feeds, kinds

@@ -99,6 +99,7 @@ def _checking(fn: Callable, checks: list) -> Callable:
 
 
 def _as_function(g: Graph) -> Callable:
+    """The graph as a function of jax arrays, for `jax.jit` to trace."""
     import jax.numpy as jnp  # jax loads on first use (start-up time)
 
     steps = [(get(n.op).kernel_for("jax"), n.inputs, n.attrs, n.outputs) for n in g.nodes]

@@ -108,6 +108,18 @@ class Entry:
             raise NonFiniteRun(self.trace.graph.name)
         distinct(outs, inputs)   # each tensor written below gets a buffer of its own
         lifted = [a for a in args] + [ref() for ref, *_ in self.lifted]
+        # the write-back is all or nothing: an exception, or a KeyboardInterrupt arriving
+        # between two writes, puts every tensor it touched back as it was (issue 18)
+        undo = _Undo([lifted[i] for i in tr.mutated] + [e.tensor for e in tr.grad_effects]
+                     + [t for t, _ in tr.escaped])
+        try:
+            return self._write_back(outs, inputs, lifted)
+        except BaseException:
+            undo.restore()
+            raise
+
+    def _write_back(self, outs, inputs, lifted):
+        tr = self.trace
         k = tr.first_mutated_output
         attach = self.grad_plan is not None and _state.local.grad_enabled
         dirty = set(tr.dirty) if attach else ()   # mark_dirty bumps their version (once)
@@ -136,6 +148,28 @@ class Entry:
         if attach:
             override = self.grad_plan.attach(outs, inputs, lifted, self.executor)
         return _unflatten(tr.out_tree, outs, override)
+
+
+class _Undo:
+    """What a write-back may change on each tensor it writes: its buffer, version and
+    ``.grad`` (with the grad's own buffer and version, written in place), to put back."""
+
+    def __init__(self, tensors):
+        seen, self.saved = set(), []
+        for t in tensors:
+            if id(t) not in seen:
+                seen.add(id(t))
+                g = t._grad
+                self.saved.append((t, t._data, t._vc[0], g, None if g is None else g._data,
+                                   None if g is None else g._vc[0]))
+
+    def restore(self) -> None:
+        for t, data, version, g, g_data, g_version in reversed(self.saved):
+            t._data, t._vc[0], t._grad = data, version, g
+            if g is not None:
+                g._data, g._vc[0] = g_data, g_version
+            if t._views:
+                refresh_views(t)
 
 
 # program text, donated inputs -> Executable, while some entry uses it

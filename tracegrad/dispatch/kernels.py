@@ -68,6 +68,10 @@ def kernel_error(op, operands, e: Exception) -> Exception:
     if isinstance(e, TracegradError):
         err = e
     else:   # a kernel's own message may name the op already (remainder: integer division ...)
-        msg = str(e).removeprefix(f"{op.name}: ")
-        err = type(e)(f"{op.name}: failed on operands ({types}): {msg}")
+        msg = f"{op.name}: failed on operands ({types}): {str(e).removeprefix(op.name + ': ')}"
+        try:
+            err = type(e)(msg)
+        except TypeError:   # a type whose constructor takes more (NumPy's _UFuncNoLoopError)
+            base = next(c for c in type(e).__mro__ if c.__module__ == "builtins")
+            err = base(msg)
     return with_location(err, _state.user_location())

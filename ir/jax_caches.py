@@ -1,0 +1,45 @@
+"""What jax keeps for the programs our caches drop, and how it is released.
+
+Every cache of programs above the IR (tg.compile's entries, the eager backward programs,
+the forward-mode jacobian programs, ops/conv.py's `_on_xla` kernels) owns the only
+reference to each program's ``jax.jit`` function.  jax keys its caches of jaxprs,
+lowerings and executables by that function, weakly, so they go with the program.
+
+What does not go with it: most of jax.numpy is itself jitted, and tracing a program calls
+those functions as nested jitted functions, whose jaxprs jax caches per argument shape under
+the module-level ``jnp`` functions, which never die.  All of those caches are bounded
+(2,048 or 4,096 entries) but one: ``partial_eval.trace_to_jaxpr``'s, unbounded.  A loop
+that made a new program every step (a new batch size) grew it by ~45 jaxprs per program
+however few programs our caches kept (issue 18).  So each cache that drops a program calls
+`programs_evicted`, which empties that one cache.  Emptying a cache never changes a
+result (jax traces the same function again on a miss), and it costs almost nothing: a
+nested call that is still hot is served by the bounded ``_infer_params_cached`` in front of
+it, and our live programs run from jax's executable caches, which are not touched.
+"""
+from __future__ import annotations
+
+import sys
+
+# how many times a dropped program emptied jax's unbounded trace cache (tests read it)
+releases = [0]
+
+
+def _unbounded_trace_cache():
+    """jax's ``trace_to_jaxpr`` cache (``maxsize=None``), or None when this jax has none.
+
+    A private attribute of jax (checked by tests/api/test_soak.py, so that a jax upgrade
+    that moves it fails there, not silently)."""
+    jax_pe = sys.modules.get("jax._src.interpreters.partial_eval")
+    fn = getattr(jax_pe, "trace_to_jaxpr", None)
+    return fn if hasattr(fn, "cache_clear") else None
+
+
+def programs_evicted() -> None:
+    """Called by every cache of programs when it drops one: empties jax's unbounded
+    cache of traced jaxprs, which would otherwise keep the nested jax.numpy jaxprs of
+    every program ever traced (see the module docstring).  Nothing to do before jax is
+    imported."""
+    cache = _unbounded_trace_cache()
+    if cache is not None:
+        cache.cache_clear()
+        releases[0] += 1
