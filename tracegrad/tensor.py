@@ -392,9 +392,13 @@ class Tensor:
             raise RuntimeError("data set to a tensor that requires gradients must be floating "
                                "point or complex dtype")
         tracer = _state.local.tracer
+        before = None
         if tracer is not None:
             tracer.overwriting(self)
+            before = tracer.value_of(self) if self._requires_grad else None
         self._data = value._data if isinstance(value, Tensor) else value
+        if before is not None:   # the history stays: the graph's gradient goes to `before`
+            tracer.untracked_write(self, before)
 
     def __reduce_ex__(self, protocol):
         """Pickling (torch's rules): the value, ``requires_grad`` and ``.grad``; the graph is

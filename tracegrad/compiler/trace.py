@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tracegrad.ir.graph import Graph, Node, Value
+from tracegrad.passes.rewrite import rewrite
 
 from .. import _state
 from .._views import refresh
@@ -142,6 +143,12 @@ class Tracer:
         self.snapshots = [_snapshot(o) for o in list(_STATEFUL)]   # for `abandon`
         self.first_seq = next_mark()          # tape nodes above it were recorded by the trace
         self.outer_extras = active_extras()   # modes already on around the call
+        # Where autograd's tape cuts the gradient, the graph must cut it too: the static
+        # backward of returned tensors (backward_plan.py) differentiates the graph itself.
+        self.carries_grad: set[int] = set()   # ids of Values reached from a lifted input
+        #                                       that requires grad (the graph's view)
+        self.cut_of: dict[int, Value] = {}    # id(Value) -> its stop_gradient
+        self.marks: set[int] = set()          # ids of the nodes `_cut`/`untracked_write` made
 
     # ---- hooks called by Tensor, Module and the dispatcher -------------------------
     def module_used(self, m) -> None:
@@ -186,6 +193,8 @@ class Tracer:
                 self.constants[id(t)] = known = (t, v, data)   # its value now, not after
             return known[1]
         v = self.graph.add_input(t._type)
+        if t._requires_grad:
+            self.carries_grad.add(id(v))
         self.lifted[id(t)] = Lifted(t, v, data, t.grad_fn, t._out_index, t._requires_grad,
                                     t._vc[0])
         t._data = v
@@ -194,7 +203,7 @@ class Tracer:
     def emit(self, op, operands, attrs, out_types) -> list[Value]:
         if _state.local.record_extras:   # anomaly mode, saved-tensor hooks (or inference)
             entered_inside(self.outer_extras)
-        ins = [self.value_of(t) for t in operands]
+        ins = [self._operand(t) for t in operands]
         prov = _state.local.provenance
         if prov is None:
             node = Node(op.name, ins, attrs, out_types, _state.user_location(3),
@@ -204,7 +213,47 @@ class Tracer:
         self.graph.nodes.append(node)
         if _state.local.checkpoint_depth:
             self.recompute.add(id(node))
+        if op.differentiable and any(id(v) in self.carries_grad for v in ins):
+            self.carries_grad.update(id(o) for o in node.outputs)
         return node.outputs
+
+    # ---- keeping the graph's gradients the tape's ------------------------------------
+    def _operand(self, t: Tensor) -> Value:
+        """`t`'s value as an op reads it: through a stop_gradient when `t` has no history
+        (detach(), .data, a no_grad result, requires_grad_(False)) but the graph would
+        carry a gradient into its value, as ``x * x.detach()`` reads ``x``'s."""
+        v = self.value_of(t)
+        if t._requires_grad or id(v) not in self.carries_grad:
+            return v
+        cut = self.cut_of.get(id(v))
+        if cut is None:
+            self.cut_of[id(v)] = cut = self._mark("stop_gradient", [v])
+        return cut
+
+    def untracked_write(self, t: Tensor, before: Value) -> None:
+        """`t` (which requires grad) took a new value that autograd does not see (an
+        in-place op under no_grad, a write through ``.data`` or ``detach()``): it keeps its
+        history, so in the graph its new value passes the gradient to `before`, as eagerly."""
+        new = t._data
+        if not isinstance(new, Value) or new is before:
+            return
+        t._data = out = self._mark("untracked_write", [before, new])
+        if id(before) in self.carries_grad:
+            self.carries_grad.add(id(out))
+
+    def _mark(self, op: str, ins: list) -> Value:
+        node = Node(op, ins, {}, [ins[0].type], _state.user_location(), id=len(self.graph.nodes))
+        self.graph.nodes.append(node)
+        self.marks.add(id(node))
+        return node.outputs[0]
+
+    def _without_marks(self) -> None:
+        """No returned tensor needs the graph's gradient: drop the `_mark` nodes (identities
+        on values), so that programs stay as they were traced."""
+        if not self.marks:
+            return
+        g, _ = rewrite(self.graph, lambda b, n, ins: ins[-1] if id(n) in self.marks else None)
+        self.graph = g
 
     # ---- the end of the call ---------------------------------------------------------
     def finish(self, args_values: list[Value], result) -> TraceResult:
@@ -276,6 +325,9 @@ class Tracer:
                     and id(t._data) not in returned):
                 escaped.append((t, output(t._data)))
         g.outputs = outputs
+        if not grad_outputs:
+            self._without_marks()
+            g = self.graph
         constants = [data for _, _, data in self.constants.values()]
         # Inputs: the arguments (lifted first), other lifted tensors, then constants;
         # `value_of` may have created them interleaved, so lay them out again.
