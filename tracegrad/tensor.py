@@ -203,6 +203,9 @@ class Tensor:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                "InferenceMode is not allowed.")
         self._requires_grad = bool(value)
+        tracer = _state.local.tracer
+        if value and tracer is not None:   # tg.compile: a new leaf (compiler/trace.py)
+            tracer.made_leaf(self)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         try:

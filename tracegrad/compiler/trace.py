@@ -33,13 +33,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tracegrad.ir.graph import Graph, Node, Value
+from tracegrad.passes.autodiff import depends_on
 from tracegrad.passes.rewrite import rewrite
 
 from .. import _state
 from .._views import refresh
 from ..dispatch.tape import next_mark
 from ..tensor import Tensor
-from .fallbacks import active_extras, entered_inside, escaping_hooks
+from .fallbacks import active_extras, entered_inside, escaping_hooks, escaping_leaves
 from .scalar_guards import is_number
 
 
@@ -149,6 +150,7 @@ class Tracer:
         #                                       that requires grad (the graph's view)
         self.cut_of: dict[int, Value] = {}    # id(Value) -> its stop_gradient
         self.marks: set[int] = set()          # ids of the nodes `_cut`/`untracked_write` made
+        self.new_leaves: list = []            # (weakref, line) of tensors made leaves here
 
     # ---- hooks called by Tensor, Module and the dispatcher -------------------------
     def module_used(self, m) -> None:
@@ -225,10 +227,36 @@ class Tracer:
         v = self.value_of(t)
         if t._requires_grad or id(v) not in self.carries_grad:
             return v
+        return self._cut(v)
+
+    def _cut(self, v: Value) -> Value:
         cut = self.cut_of.get(id(v))
         if cut is None:
             self.cut_of[id(v)] = cut = self._mark("stop_gradient", [v])
         return cut
+
+    def made_leaf(self, t: Tensor) -> None:
+        """`t` now requires grad as a leaf (``requires_grad_()``): lifted tensors are the
+        program's own leaves; a tensor made in the call starts a new history, so the graph
+        cuts what its value came from (``x.detach().requires_grad_()``)."""
+        if id(t) in self.lifted:
+            return
+        v = t._data
+        if isinstance(v, Value) and id(v) in self.carries_grad:
+            t._data = self._cut(v)
+        self.new_leaves.append((weakref.ref(t), _state.user_location()))
+
+    def _leaves_alive(self) -> list:
+        """(tensor, its graph Value or None, line) of the live tensors `made_leaf` saw."""
+        out = []
+        for ref, loc in self.new_leaves:
+            t = ref()
+            if t is None or not t._requires_grad or t.grad_fn is not None:
+                continue
+            known = self.constants.get(id(t))
+            v = t._data if isinstance(t._data, Value) else (known[1] if known else None)
+            out.append((t, v, loc))
+        return out
 
     def untracked_write(self, t: Tensor, before: Value) -> None:
         """`t` (which requires grad) took a new value that autograd does not see (an
@@ -299,6 +327,12 @@ class Tracer:
                     grad_outputs.append(k)
                     grad_tensors.append(t)
         escaping_hooks(grad_tensors, self.first_seq)
+        leaves = self._leaves_alive()
+        if leaves:
+            wanted = {id(outputs[k]) for k in grad_outputs}
+            escaping_leaves(leaves, _tensor_ids(result),
+                            lambda v: not wanted.isdisjoint(depends_on(g, [v])))
+            del leaves
         grad_effects, grad_guards = [], []
         for t, before in self.grad_touched.values():
             after = t._grad
@@ -352,6 +386,7 @@ class Tracer:
     def abandon(self) -> None:
         """After a failed trace: `restore`, and roll registered optimizers' state back."""
         self.restore()
+        self.grad_touched.clear()   # restored; holding them would make them look stale
         for snap in self.snapshots:
             _roll_back(snap)
 
@@ -368,6 +403,14 @@ def _differentiable(t: Tensor) -> bool:
     inside the function already used and freed)?"""
     return (t._requires_grad and t.grad_fn is not None
             and getattr(t.grad_fn, "saved_inputs", ()) is not None)
+
+
+def _tensor_ids(x) -> set:
+    """ids of the tensors in a returned value (nested tuples, lists, dicts)."""
+    if isinstance(x, Tensor):
+        return {id(x)}
+    items = x.values() if isinstance(x, dict) else x if isinstance(x, (tuple, list)) else ()
+    return set().union(*(_tensor_ids(i) for i in items))
 
 
 def _ref_or_none(t):
