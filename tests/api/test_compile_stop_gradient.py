@@ -4,6 +4,8 @@ not see.  Each program runs eagerly and compiled (both executors), with ``backwa
 the compiled function (the static backward program of its result differentiates the traced
 graph) and inside it (the tape), and must give torch 2.13's recorded loss and gradient.
 """
+import warnings
+
 import numpy as np
 import pytest
 
@@ -197,3 +199,72 @@ def test_a_program_that_returns_no_gradient_keeps_no_cut():
     # torch 2.13: loss 5.0, then w = [1, 2] - 0.1 * [1, 2]
     np.testing.assert_allclose(loss.item(), 5.0)
     np.testing.assert_allclose(w.detach().numpy(), [0.9, 1.8], rtol=1e-6)
+
+
+# ---- x.data = v: x keeps its history, later uses read v ----------------------------------------
+@pytest.mark.parametrize("how", HOW)
+def test_data_assignment_keeps_the_history_and_reads_the_new_value(how):
+    def f(x):
+        y = x * 2
+        y.data = tg.tensor([10.0, 20.0])
+        return (y * x).sum()
+
+    fn = f if how == "eager" else tg.compile(f, executor=how, fullgraph=True)
+    for _ in range(2):
+        x = tg.tensor([1.0, 2.0], requires_grad=True)
+        loss = fn(x)
+        loss.backward()
+        # torch 2.13: 50.0, x.grad [12.0, 24.0] (y's new value directly, 2 * x through y)
+        assert loss.item() == 50.0
+        assert x.grad.tolist() == [12.0, 24.0]
+
+
+# ---- a leaf made inside the function ------------------------------------------------------------
+@pytest.mark.parametrize("how", HOW)
+def test_a_detached_copy_made_a_leaf_cuts_the_gradient(how):
+    """The new leaf's gradient would go to a leaf the compiled call cannot hand a .grad: a
+    graph break (the warning), then eager's values."""
+    def f(x):
+        y = x.detach().requires_grad_()
+        return (y * x).sum()
+
+    fn = f if how == "eager" else tg.compile(f, executor=how)
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn(x).backward()
+    assert x.grad.tolist() == [1.0, 2.0]   # torch 2.13 (not [2, 4]: y is a new leaf)
+    assert [("becomes a leaf that requires grad" in str(w.message)) for w in caught] == (
+        [] if how == "eager" else [True])
+
+
+def _returns_new_leaf(x):
+    y = tg.ones(2, requires_grad=True)
+    return (y * x).sum(), y
+
+
+def _backward_into_new_leaf(x):
+    y = x.detach().requires_grad_()
+    (y * x).sum().backward()
+    return y
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("fn", [_returns_new_leaf, _backward_into_new_leaf],
+                         ids=["returned", "backward_inside"])
+def test_a_new_leaf_that_outlives_the_call_runs_eagerly_or_raises(fn, executor):
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    strict = tg.compile(fn, executor=executor, fullgraph=True)
+    with pytest.raises(tg.TraceError,
+                       match=r"a tensor made inside the compiled function becomes a leaf that "
+                             r"requires grad at .*test_compile_stop_gradient\.py:\d+ .*make it "
+                             r"outside the function and pass it in"):
+        strict(x)
+    lenient = tg.compile(fn, executor=executor)
+    with pytest.warns(UserWarning, match="graph break in"):
+        out = lenient(x)
+    if isinstance(out, tuple):
+        out[0].backward()
+        out = out[1]
+    assert out.is_leaf and out.requires_grad
+    assert out.grad.tolist() == [1.0, 2.0]   # torch 2.13: the new leaf's own gradient (x)
