@@ -268,3 +268,20 @@ def test_a_new_leaf_that_outlives_the_call_runs_eagerly_or_raises(fn, executor):
         out = out[1]
     assert out.is_leaf and out.requires_grad
     assert out.grad.tolist() == [1.0, 2.0]   # torch 2.13: the new leaf's own gradient (x)
+
+
+# ---- grad mode entered inside the function ------------------------------------------------------
+@pytest.mark.parametrize("how", HOW)
+def test_enable_grad_inside_a_call_made_under_no_grad(how):
+    def f(x):
+        with tg.enable_grad():
+            return (x * x).sum()
+
+    fn = f if how == "eager" else tg.compile(f, executor=how, fullgraph=True)
+    for _ in range(2):
+        x = tg.tensor([1.0, 2.0], requires_grad=True)
+        with tg.no_grad():
+            loss = fn(x)
+        assert loss.requires_grad   # torch 2.13: True, x.grad [2.0, 4.0]
+        loss.backward()
+        assert x.grad.tolist() == [2.0, 4.0]
