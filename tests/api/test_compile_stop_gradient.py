@@ -3,6 +3,9 @@
 not see.  Each program runs eagerly and compiled (both executors), with ``backward()`` outside
 the compiled function (the static backward program of its result differentiates the traced
 graph) and inside it (the tape), and must give torch 2.13's recorded loss and gradient.
+Also: ``x.data = v``, leaves made inside the function (a graph break when they outlive the
+call), ``enable_grad()`` inside a call under ``no_grad``, and hand-written IR through the
+passes (the ``stop_gradient`` / ``untracked_write`` marks survive CSE and simplify).
 """
 import warnings
 
@@ -11,6 +14,10 @@ import pytest
 
 import tracegrad as tg
 import tracegrad.nn as nn
+from tracegrad import passes
+from tracegrad.backends.executable import Executable
+from tracegrad.ir.graph import Graph
+from tracegrad.ir.parser import parse
 
 EXECUTORS = ["interpreter", "jax"]
 
@@ -285,3 +292,41 @@ def test_enable_grad_inside_a_call_made_under_no_grad(how):
         assert loss.requires_grad   # torch 2.13: True, x.grad [2.0, 4.0]
         loss.backward()
         assert x.grad.tolist() == [2.0, 4.0]
+
+
+# ---- the passes keep both marks ---------------------------------------------------------------
+_MARKED = """graph @marked(%0: f32[2]) {
+  %1: f32[2] = exp(%0)
+  %2: f32[2] = exp(%0)
+  %3: f32[2] = stop_gradient(%2)
+  %4: f32[2] = mul(%1, %3)
+  %5: f32[2] = mul(%0, %0)
+  %6: f32[2] = untracked_write(%5, %4)
+  %7: f32[] = sum(%6) {dim=(0,), keepdim=false}
+  return %7
+}"""
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_cse_and_simplify_never_merge_a_mark_with_its_input(executor):
+    """exp(x) * stop_gradient(exp(x)) written back over x * x without autograd seeing it:
+    the value is sum(exp(2x)), the gradient that of sum(x * x), 2x (NumPy reference)."""
+    g, _ = passes.optimize_program(parse(_MARKED))
+    ops = [n.op for n in g.nodes]
+    assert ops.count("exp") == 1 and "stop_gradient" in ops and "untracked_write" in ops
+    part = passes.build_backward(g, [g.inputs[0]], policy="min_bytes")
+    x = np.array([0.5, -1.0], np.float32)
+    value, = Executable(g).run([x], executor)
+    np.testing.assert_allclose(value, np.exp(2 * x).sum(), rtol=1e-6)
+    saved = {id(v): a for v, a in zip(g.inputs, [x])}
+    env = _forward_values(g, x, executor)
+    grad, = Executable(part.backward).run([np.float32(1.0)] + [saved.get(id(v), env.get(id(v)))
+                                                               for v in part.saved], executor)
+    np.testing.assert_allclose(grad, 2 * x, rtol=1e-6)
+
+
+def _forward_values(g, x, executor):
+    """id(value) -> array for every node output of `g` at `x` (the saved values)."""
+    values = [o for n in g.nodes for o in n.outputs]
+    arrays = Executable(Graph("all", list(g.inputs), list(g.nodes), values)).run([x], executor)
+    return {id(v): a for v, a in zip(values, arrays)}
