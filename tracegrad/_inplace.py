@@ -63,6 +63,8 @@ class _InplaceMethods:
         old = self._vc[0]
         owner = self if base is None else base
         kept = owner.grad_fn   # the node the owner keeps when this write records none
+        tracer = local.tracer
+        before = tracer.value_of(owner) if tracer is not None and owner._requires_grad else None
         if base is None:
             if grad_on and result.grad_fn is None and self._requires_grad:
                 result = _views.cut_history(self, result, name)
@@ -75,6 +77,8 @@ class _InplaceMethods:
             base._assign(new, track=track, box=self._vc)
         if mark is not None and owner.grad_fn is not None:
             _views.rebase_saved_versions(owner.grad_fn, self._vc, old, self._vc[0], mark)
+        if before is not None and owner.grad_fn is kept:   # tg.compile: the graph sees it too
+            tracer.untracked_write(owner, before)
         if kept is not None and owner.grad_fn is kept:   # an untracked write (no_grad)
             _views.replace_output(kept, owner._out_index, owner._data)
         if owner._views:

@@ -37,6 +37,40 @@ class _TensorMethods:
         base._views.append(weakref.ref(out))
         return out
 
+    @property
+    def data(self) -> "Tensor":
+        """The value as a tensor cut from the graph (torch.Tensor.data).
+
+        Shares the value with `self` (in-place changes through it show in
+        `self`), but has its own version counter, so autograd does not see
+        changes made through it: torch's semantics, footgun included.
+        """
+        t = self.detach()
+        t._vc = [0]
+        return t
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        """``x.data = v``: `x` takes `v`'s value and keeps its history (torch: later uses
+        read `v`, the gradient still flows through `x`'s grad_fn)."""
+        if (isinstance(value, Tensor) and self._requires_grad
+                and not value.dtype.is_differentiable):   # torch's check and message
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
+        tracer = _state.local.tracer
+        new = value._data if isinstance(value, Tensor) else value
+        before = None
+        if tracer is not None:
+            tracer.overwriting(self)
+            before = tracer.value_of(self) if self._requires_grad else None
+            if isinstance(value, Tensor):   # a concrete tensor made in the call: an input
+                new = tracer.value_of(value)
+        self._data = new
+        if before is not None:   # the history stays: the graph's gradient goes to `before`
+            tracer.untracked_write(self, before)
+        if self.grad_fn is not None:   # backward reads the node's output: now the new value
+            _views.replace_output(self.grad_fn, self._out_index, self._data)
+
     def clone(self, *, memory_format=None) -> "Tensor":
         """A differentiable copy with its own storage (torch.Tensor.clone; ``CloneBackward0``)."""
         return DISPATCHER.call("clone", self, memory_format=memory_format)

@@ -203,6 +203,9 @@ class Tensor:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                "InferenceMode is not allowed.")
         self._requires_grad = bool(value)
+        tracer = _state.local.tracer
+        if value and tracer is not None:   # tg.compile: a new leaf (compiler/trace.py)
+            tracer.made_leaf(self)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         try:
@@ -372,30 +375,7 @@ class Tensor:
         return tensor_repr(self)
 
 
-    # ---- autograd -----------------------------------------------------------------
-    @property
-    def data(self) -> "Tensor":
-        """The value as a tensor cut from the graph (torch.Tensor.data).
-
-        Shares the value with `self` (in-place changes through it show in
-        `self`), but has its own version counter, so autograd does not see
-        changes made through it: torch's semantics, footgun included.
-        """
-        t = self.detach()
-        t._vc = [0]
-        return t
-
-    @data.setter
-    def data(self, value: "Tensor") -> None:
-        if (isinstance(value, Tensor) and self._requires_grad
-                and not value.dtype.is_differentiable):   # torch's check and message
-            raise RuntimeError("data set to a tensor that requires gradients must be floating "
-                               "point or complex dtype")
-        tracer = _state.local.tracer
-        if tracer is not None:
-            tracer.overwriting(self)
-        self._data = value._data if isinstance(value, Tensor) else value
-
+    # ---- autograd (``data``: _tensor_methods.py) ------------------------------------
     def __reduce_ex__(self, protocol):
         """Pickling (torch's rules): the value, ``requires_grad`` and ``.grad``; the graph is
         not kept (a non-leaf comes back as a leaf that requires grad, as torch's)."""

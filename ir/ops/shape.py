@@ -476,6 +476,14 @@ defop("stop_gradient", "input", flags=CHEAP | INTERNAL | COMPLEX,
       infer=lambda types: types[0], kernel=lambda xp, x: x, vjp=NONDIFF,
       ref="jax.lax.stop_gradient (torch.Tensor.detach)")
 
+# a traced in-place write autograd does not see (under no_grad, through .data or detach()):
+# the tensor takes `new`'s value but keeps its history, so the gradient goes to `input`, the
+# value before the write, as eagerly (torch's write into the buffer a grad_fn still owns)
+defop("untracked_write", "input, new", flags=CHEAP | INTERNAL | COMPLEX,
+      infer=lambda types: types[0], kernel=lambda xp, x, new: new,
+      vjp=lambda b, ct, x, new, out: [ct, None], jvp=lambda b, t, x, new, out: t[0],
+      ref="x + jax.lax.stop_gradient(new - x), exactly new (torch: an untracked in-place write)")
+
 
 # ---- copies ----------------------------------------------------------------------------
 defop("clone", "input", attrs=(("memory_format", None, K.LITERAL),), flags=CHEAP | COMPLEX,

@@ -10,6 +10,8 @@ the creation primitives, and the tape's marks that no call can exercise alone.
   it between a user's index and the kernel that reads it).
 - `stop_gradient`: the identity without gradient (the composites with none, floor_divide and
   the closeness comparisons, put their operands through it).
+- `untracked_write`: `new`'s value with `input`'s gradient (tg.compile's graph of an in-place
+  write autograd does not see, under no_grad or through `.data`).
 - tensor_hooks, node_hooks, host_call, custom_function carry the Python hooks / Function
   objects of one tape in their attributes: they exist only inside programs the engine builds,
   so their entries name the tests that run them (`exercised_by`) and have no samples.
@@ -106,6 +108,14 @@ def _gauge_check_errors():
                        RuntimeError, ("linalg.eigh backward", "depends on those phases"))]
 
 
+def _untracked_write_ref(xp, x, new):
+    """`new`'s value with `x`'s gradient (jax: x + stop_gradient(new - x))."""
+    if xp is np:
+        return np.asarray(new) * 1
+    import jax   # the jax reference only: opdb's generic checks pass xp=jax.numpy
+    return x + jax.lax.stop_gradient(new - x)
+
+
 def _elsewhere(name, tests):
     return OpInfo(name, None, None, lambda rng, dtype: [], exercised_by=tests)
 
@@ -136,6 +146,13 @@ OPS = [
                                Sample((uniform(rng, (), dtype),)),
                                Sample((ints(rng, (5,), -3, 4),), dtype=I64)],
            differentiable=False, complex_samples=2),
+    OpInfo("untracked_write", _ops.untracked_write, _untracked_write_ref,
+           lambda rng, dtype: [Sample((uniform(rng, (3, 4), dtype), uniform(rng, (3, 4), dtype)),
+                                      fd=False),
+                               Sample((uniform(rng, (), dtype), uniform(rng, (), dtype)), fd=False)],
+           complex_samples=2,
+           notes="the value of `new`, the gradient of `input`: finite differences disagree by "
+                 "design, the jax reference (a stop_gradient) is what compares"),
     OpInfo("gauge_check", _gauge_check, lambda xp, x, got=None: x * 1,
            lambda rng, dtype: [Sample((uniform(rng, (2, 2), dtype),)),
                                Sample((uniform(rng, (3,), dtype),))],

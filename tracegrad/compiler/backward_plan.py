@@ -78,7 +78,10 @@ class BackwardPlan:
         # a dirty tensor already holds its new value (Entry.run wrote it back): it is its
         # own output, and takes this node as its grad_fn
         values = [lifted[self.dirty[i]] if i in self.dirty else outs[i] for i in self.outputs]
-        res = _CompiledBackward.apply(self, (saved, inputs, executor), values, *wrt)
+        # the outputs required grad when traced (the grad mode around the call is in the
+        # cache key), also where the function itself entered enable_grad() under no_grad
+        with enable_grad():
+            res = _CompiledBackward.apply(self, (saved, inputs, executor), values, *wrt)
         res = res if isinstance(res, tuple) else (res,)
         return {i: r for i, r in zip(self.outputs, res) if i not in self.dirty}
 

@@ -121,7 +121,9 @@ class Entry:
     def _write_back(self, outs, inputs, lifted):
         tr = self.trace
         k = tr.first_mutated_output
-        attach = self.grad_plan is not None and _state.local.grad_enabled
+        # the trace ran under this call's grad mode (a cache key): outputs that required
+        # grad then (enable_grad() inside a call under no_grad too) require it now
+        attach = self.grad_plan is not None
         dirty = set(tr.dirty) if attach else ()   # mark_dirty bumps their version (once)
         for i in tr.mutated:
             t = lifted[i]

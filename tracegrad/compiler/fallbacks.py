@@ -15,7 +15,11 @@ raises with ``fullgraph=True``; never a silent difference:
   of the returned tensors is derived from the traced ops, with no step per intermediate
   to run a hook at, and a Function's forward ops traced in place of its own backward.
   Hooks on the arguments and parameters (leaves) run as in eager, and so do all of
-  these when ``backward()`` is called inside the function.
+  these when ``backward()`` is called inside the function;
+- a tensor made inside the function that becomes a leaf requiring grad
+  (``requires_grad_()``, ``requires_grad=True``) and is returned, or that a returned
+  tensor's backward reaches (`escaping_leaves`, a graph break at the end of the trace):
+  the compiled call has no such leaf to hand back or to accumulate a ``.grad`` into.
 """
 from __future__ import annotations
 
@@ -62,6 +66,21 @@ class EscapingHookBreak(TraceError):
     """The graph break `escaping_hooks` raises: the function ran to its end, so an eager
     re-run repeats every statement that stored a traced tensor (compile.py checks for
     stale tensors after that re-run, not before it)."""
+
+
+def escaping_leaves(leaves: list, returned: set, reached) -> None:
+    """Raise `EscapingHookBreak` when one of `leaves` ((tensor, its graph Value or None, the
+    line that made it require grad), made inside the trace) is returned (its id in
+    `returned`) or the backward of a returned tensor reaches its Value (``reached(v)``):
+    eagerly it would be a leaf with its own ``.grad``."""
+    for t, v, loc in leaves:
+        if id(t) in returned or (v is not None and reached(v)):
+            where = f" at {loc}" if loc else ""
+            raise EscapingHookBreak(
+                f"tg.compile: a tensor made inside the compiled function becomes a leaf that "
+                f"requires grad{where} (requires_grad_() / requires_grad=True) and outlives the "
+                "call, where the compiled program has no such leaf to give a .grad; make it "
+                "outside the function and pass it in (or keep it on a module)")
 
 
 def _hooked(node) -> str | None:

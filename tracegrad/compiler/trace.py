@@ -33,12 +33,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tracegrad.ir.graph import Graph, Node, Value
+from tracegrad.passes.autodiff import depends_on
+from tracegrad.passes.rewrite import rewrite
 
 from .. import _state
 from .._views import refresh
 from ..dispatch.tape import next_mark
 from ..tensor import Tensor
-from .fallbacks import active_extras, entered_inside, escaping_hooks
+from .fallbacks import active_extras, entered_inside, escaping_hooks, escaping_leaves
 from .scalar_guards import is_number
 
 
@@ -142,6 +144,13 @@ class Tracer:
         self.snapshots = [_snapshot(o) for o in list(_STATEFUL)]   # for `abandon`
         self.first_seq = next_mark()          # tape nodes above it were recorded by the trace
         self.outer_extras = active_extras()   # modes already on around the call
+        # Where autograd's tape cuts the gradient, the graph must cut it too: the static
+        # backward of returned tensors (backward_plan.py) differentiates the graph itself.
+        self.carries_grad: set[int] = set()   # ids of Values reached from a lifted input
+        #                                       that requires grad (the graph's view)
+        self.cut_of: dict[int, Value] = {}    # id(Value) -> its stop_gradient
+        self.marks: set[int] = set()          # ids of the nodes `_cut`/`untracked_write` made
+        self.new_leaves: list = []            # (weakref, line) of tensors made leaves here
 
     # ---- hooks called by Tensor, Module and the dispatcher -------------------------
     def module_used(self, m) -> None:
@@ -186,6 +195,8 @@ class Tracer:
                 self.constants[id(t)] = known = (t, v, data)   # its value now, not after
             return known[1]
         v = self.graph.add_input(t._type)
+        if t._requires_grad:
+            self.carries_grad.add(id(v))
         self.lifted[id(t)] = Lifted(t, v, data, t.grad_fn, t._out_index, t._requires_grad,
                                     t._vc[0])
         t._data = v
@@ -194,7 +205,7 @@ class Tracer:
     def emit(self, op, operands, attrs, out_types) -> list[Value]:
         if _state.local.record_extras:   # anomaly mode, saved-tensor hooks (or inference)
             entered_inside(self.outer_extras)
-        ins = [self.value_of(t) for t in operands]
+        ins = [self._operand(t) for t in operands]
         prov = _state.local.provenance
         if prov is None:
             node = Node(op.name, ins, attrs, out_types, _state.user_location(3),
@@ -204,7 +215,73 @@ class Tracer:
         self.graph.nodes.append(node)
         if _state.local.checkpoint_depth:
             self.recompute.add(id(node))
+        if op.differentiable and any(id(v) in self.carries_grad for v in ins):
+            self.carries_grad.update(id(o) for o in node.outputs)
         return node.outputs
+
+    # ---- keeping the graph's gradients the tape's ------------------------------------
+    def _operand(self, t: Tensor) -> Value:
+        """`t`'s value as an op reads it: through a stop_gradient when `t` has no history
+        (detach(), .data, a no_grad result, requires_grad_(False)) but the graph would
+        carry a gradient into its value, as ``x * x.detach()`` reads ``x``'s."""
+        v = self.value_of(t)
+        if t._requires_grad or id(v) not in self.carries_grad:
+            return v
+        return self._cut(v)
+
+    def _cut(self, v: Value) -> Value:
+        cut = self.cut_of.get(id(v))
+        if cut is None:
+            self.cut_of[id(v)] = cut = self._mark("stop_gradient", [v])
+        return cut
+
+    def made_leaf(self, t: Tensor) -> None:
+        """`t` now requires grad as a leaf (``requires_grad_()``): lifted tensors are the
+        program's own leaves; a tensor made in the call starts a new history, so the graph
+        cuts what its value came from (``x.detach().requires_grad_()``)."""
+        if id(t) in self.lifted:
+            return
+        v = t._data
+        if isinstance(v, Value) and id(v) in self.carries_grad:
+            t._data = self._cut(v)
+        self.new_leaves.append((weakref.ref(t), _state.user_location()))
+
+    def _leaves_alive(self) -> list:
+        """(tensor, its graph Value or None, line) of the live tensors `made_leaf` saw."""
+        out = []
+        for ref, loc in self.new_leaves:
+            t = ref()
+            if t is None or not t._requires_grad or t.grad_fn is not None:
+                continue
+            known = self.constants.get(id(t))
+            v = t._data if isinstance(t._data, Value) else (known[1] if known else None)
+            out.append((t, v, loc))
+        return out
+
+    def untracked_write(self, t: Tensor, before: Value) -> None:
+        """`t` (which requires grad) took a new value that autograd does not see (an
+        in-place op under no_grad, a write through ``.data`` or ``detach()``): it keeps its
+        history, so in the graph its new value passes the gradient to `before`, as eagerly."""
+        new = t._data
+        if not isinstance(new, Value) or new is before:
+            return
+        t._data = out = self._mark("untracked_write", [before, new])
+        if id(before) in self.carries_grad:
+            self.carries_grad.add(id(out))
+
+    def _mark(self, op: str, ins: list) -> Value:
+        node = Node(op, ins, {}, [ins[0].type], _state.user_location(), id=len(self.graph.nodes))
+        self.graph.nodes.append(node)
+        self.marks.add(id(node))
+        return node.outputs[0]
+
+    def _without_marks(self) -> None:
+        """No returned tensor needs the graph's gradient: drop the `_mark` nodes (identities
+        on values), so that programs stay as they were traced."""
+        if not self.marks:
+            return
+        g, _ = rewrite(self.graph, lambda b, n, ins: ins[-1] if id(n) in self.marks else None)
+        self.graph = g
 
     # ---- the end of the call ---------------------------------------------------------
     def finish(self, args_values: list[Value], result) -> TraceResult:
@@ -250,6 +327,12 @@ class Tracer:
                     grad_outputs.append(k)
                     grad_tensors.append(t)
         escaping_hooks(grad_tensors, self.first_seq)
+        leaves = self._leaves_alive()
+        if leaves:
+            wanted = {id(outputs[k]) for k in grad_outputs}
+            escaping_leaves(leaves, _tensor_ids(result),
+                            lambda v: not wanted.isdisjoint(depends_on(g, [v])))
+            del leaves
         grad_effects, grad_guards = [], []
         for t, before in self.grad_touched.values():
             after = t._grad
@@ -276,6 +359,9 @@ class Tracer:
                     and id(t._data) not in returned):
                 escaped.append((t, output(t._data)))
         g.outputs = outputs
+        if not grad_outputs:
+            self._without_marks()
+            g = self.graph
         constants = [data for _, _, data in self.constants.values()]
         # Inputs: the arguments (lifted first), other lifted tensors, then constants;
         # `value_of` may have created them interleaved, so lay them out again.
@@ -300,6 +386,7 @@ class Tracer:
     def abandon(self) -> None:
         """After a failed trace: `restore`, and roll registered optimizers' state back."""
         self.restore()
+        self.grad_touched.clear()   # restored; holding them would make them look stale
         for snap in self.snapshots:
             _roll_back(snap)
 
@@ -316,6 +403,14 @@ def _differentiable(t: Tensor) -> bool:
     inside the function already used and freed)?"""
     return (t._requires_grad and t.grad_fn is not None
             and getattr(t.grad_fn, "saved_inputs", ()) is not None)
+
+
+def _tensor_ids(x) -> set:
+    """ids of the tensors in a returned value (nested tuples, lists, dicts)."""
+    if isinstance(x, Tensor):
+        return {id(x)}
+    items = x.values() if isinstance(x, dict) else x if isinstance(x, (tuple, list)) else ()
+    return set().union(*(_tensor_ids(i) for i in items))
 
 
 def _ref_or_none(t):
