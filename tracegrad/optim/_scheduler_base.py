@@ -5,7 +5,30 @@ from __future__ import annotations
 import types
 import warnings
 
+from tracegrad.ir.errors import TraceError
+
+from .. import _state
 from .optimizer import Optimizer
+
+
+def outside_trace(step):
+    """Wraps a scheduler's ``step``: inside a function being traced by tg.compile it raises
+    before the schedule changes anything.  The assignment of the new lr would raise there
+    anyway (optimizer.py), but only after ``last_epoch`` had moved, and the eager re-run
+    of a graph break would then step the schedule a second time (StepLR's ``last_epoch``
+    2 after one call)."""
+    def checked(self, *args, **kwargs):
+        if _state.local.tracer is not None:
+            raise TraceError(
+                f"{type(self).__name__}.step() was called inside a function being compiled by "
+                "tg.compile; it would change the learning rate only while tracing. Call "
+                "scheduler.step() outside the compiled function: the compiled step reads the "
+                "new value as data, without retracing")
+        return step(self, *args, **kwargs)
+    checked.__name__, checked.__qualname__, checked.__doc__ = (
+        step.__name__, step.__qualname__, step.__doc__)
+    checked.__wrapped__ = step
+    return checked
 
 
 def per_group(name: str, optimizer: Optimizer, value) -> list:
@@ -84,6 +107,7 @@ class LRScheduler:
         finally:
             self._is_initial = False
 
+    @outside_trace
     def step(self, epoch: int | None = None) -> None:
         """Advance the schedule by one (call after ``optimizer.step()``).
 

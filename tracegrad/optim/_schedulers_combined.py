@@ -7,7 +7,7 @@ import types
 import warnings
 from bisect import bisect_right
 
-from ._scheduler_base import LRScheduler, per_group
+from ._scheduler_base import outside_trace, LRScheduler, per_group
 from .optimizer import Optimizer
 
 
@@ -83,6 +83,7 @@ class SequentialLR(_Composite):
         elif hasattr(sched, "last_epoch"):
             sched.last_epoch -= 1
 
+    @outside_trace
     def step(self) -> None:
         self.last_epoch += 1
         idx = bisect_right(self._milestones, self.last_epoch)
@@ -112,6 +113,7 @@ class ChainedScheduler(_Composite):
         self.optimizer = optimizer
         self._last_lr = [g["lr"] for g in self._schedulers[-1].optimizer.param_groups]
 
+    @outside_trace
     def step(self) -> None:
         for s in self._schedulers:
             s.step()
@@ -297,6 +299,7 @@ class ReduceLROnPlateau(LRScheduler):
     def in_cooldown(self) -> bool:
         return self.cooldown_counter > 0
 
+    @outside_trace
     def step(self, metrics, epoch=None) -> None:
         """Record `metrics` (a number or 0-d tensor) and reduce the lr if it plateaued."""
         current = float(metrics)

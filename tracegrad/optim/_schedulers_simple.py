@@ -8,7 +8,7 @@ import math
 from bisect import bisect_right
 from collections import Counter
 
-from ._scheduler_base import LambdaScheduler, LRScheduler
+from ._scheduler_base import outside_trace, LambdaScheduler, LRScheduler
 from .optimizer import Optimizer
 
 
@@ -199,6 +199,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         return [self.eta_min + (base - self.eta_min)
                 * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2 for base in self.base_lrs]
 
+    @outside_trace
     def step(self, epoch=None) -> None:
         """Advance by one, or jump to `epoch` (a float is allowed, as torch)."""
         if epoch is None and self.last_epoch < 0:
