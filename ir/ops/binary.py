@@ -126,6 +126,32 @@ for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
           flags=EW, ref=f"torch.{_name}")
 
 
+def _shift_kernel(left: bool):
+    """torch's shifts: a shift by a negative amount or by the width or more gives 0 (left)
+    or the sign fill (right: -1 for a negative signed value, else 0), never C's undefined
+    behaviour; a left shift keeps the low bits (int8 64 << 1 is -128)."""
+    def kernel(xp, x, s):
+        bits = 8 * x.dtype.itemsize
+        ok = (s >= 0) & (s < bits)
+        safe = xp.where(ok, s, xp.zeros_like(s))
+        if left:
+            return xp.where(ok, xp.left_shift(x, safe), xp.zeros_like(x))
+        fill = xp.where(x < 0, xp.full_like(x, -1), xp.zeros_like(x)) if x.dtype.kind == "i" \
+            else xp.zeros_like(x)
+        return xp.where(ok, xp.right_shift(x, safe), fill)
+    return kernel
+
+
+def _shift_check(name, t):
+    if t.dtype is T.bool_ or not t.dtype.category == T.INT:   # torch: "lshift_cpu" ... 'Float'
+        raise DTypeError(f"{name}: only integer tensors are supported, got {t}")
+
+
+for _name, _left in (("bitwise_left_shift", True), ("bitwise_right_shift", False)):
+    _binary(_name, _shift_kernel(_left), NONDIFF, infer=_checked(_shift_check, _name),
+            ref=f"torch.{_name} (the << / >> operators)")
+
+
 def _where_infer(types, **_):
     cond, x, y = types
     if cond.dtype is not T.bool_:

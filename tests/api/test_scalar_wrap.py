@@ -76,6 +76,19 @@ WRAPPED = [
     ("where(c, u8, -1)", lambda: tg.where(tg.tensor([True, False]), u8(1, 2), -1), [1, 255], tg.uint8),
     ("u8.clamp(min=-1)", lambda: u8(1, 2, 3).clamp(min=-1), [255, 255, 255], tg.uint8),
     ("i8.pow(3)", lambda: i8(1, 2, 3).pow(3), [1, 8, 27], tg.int8),
+    # shifts (torch.bitwise_left_shift / right_shift): out-of-range amounts are 0 / the sign
+    ("i8 << 9", lambda: i8(1, 2, 3) << 9, [0, 0, 0], tg.int8),
+    ("i8 << 300", lambda: i8(1, 2, 3) << 300, [0, 0, 0], tg.int8),
+    ("i8 << -1", lambda: i8(1, 2, 3) << -1, [0, 0, 0], tg.int8),
+    ("i8(64) << 1", lambda: i8(64, 2, 3) << 1, [-128, 4, 6], tg.int8),
+    ("i8 >> 1", lambda: i8(1, 2, 3) >> 1, [0, 1, 1], tg.int8),
+    ("i8(-128) >> 9", lambda: i8(-128, 2, 3) >> 9, [-1, 0, 0], tg.int8),
+    ("int64.bitwise_left_shift(2)", lambda: tg.tensor([1, 2, 3]).bitwise_left_shift(2),
+     [4, 8, 12], tg.int64),
+    ("bitwise_left_shift(2, int64)", lambda: tg.bitwise_left_shift(2, tg.tensor([1, 2, 3])),
+     [4, 8, 16], tg.int64),
+    ("i8 >> i8", lambda: i8(1, 2, 3).bitwise_right_shift(i8(1, 2, 3)), [0, 0, 0], tg.int8),
+    ("bool << 1", lambda: tg.tensor([True, False]) << 1, [2, 0], tg.int64),
     # promotion leaves the integer dtype: nothing wraps
     ("bool + 300", lambda: tg.tensor([True, False]) + 300, [301, 300], tg.int64),
     ("u8.sum() + 300", lambda: u8(1, 2, 3).sum() + 300, 306, tg.int64),
@@ -186,3 +199,10 @@ def test_float_scalars_into_half_still_overflow_to_inf():
     # torch 2.13: tensor([1., 2.], dtype=float16) + 70000 -> [inf, inf] (a wrapped number)
     out = tg.tensor([1.0, 2.0], dtype=tg.float16) + 70000
     assert out.tolist() == [float("inf")] * 2
+
+
+def test_shift_of_a_float_tensor_is_refused():
+    # torch 2.13: NotImplementedError "lshift_cpu" not implemented for 'Float'; ours is the
+    # DTypeError (a TypeError) every bitwise op raises for floats
+    with pytest.raises(TypeError, match=r"bitwise_left_shift: only integer tensors.*f32\[2\]"):
+        tg.tensor([1.0, 2.0]) << 1
