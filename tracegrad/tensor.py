@@ -192,10 +192,10 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        if self.grad_fn is not None:
-            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
-                               "want to use a computed variable in a subgraph that doesn't require "
-                               "differentiation use var_no_grad = var.detach().")
+        if self.grad_fn is not None:   # torch 2.13's two texts: the hint only for False
+            raise RuntimeError("you can only change requires_grad flags of leaf variables." + (
+                "" if value else " If you want to use a computed variable in a subgraph that "
+                "doesn't require differentiation use var_no_grad = var.detach()."))
         if value and not self.dtype.is_differentiable:
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                f"gradients, got {self.dtype.name}")
@@ -205,6 +205,8 @@ class Tensor:
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if requires_grad and self.grad_fn is not None:   # a non-leaf requires grad: a no-op
+            return self
         try:
             self.requires_grad = requires_grad
         except RuntimeError as e:   # an integer tensor, a non-leaf: the user's line
