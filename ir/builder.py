@@ -19,7 +19,9 @@ import numpy as np
 from . import types as T
 from .errors import TracegradError, with_location
 from .graph import Graph, Node, SourceLoc, Value
-from .registry import COMPLEX, DTYPE_ARG, REGISTRY, OpDef, bind, check_complex, get, plan_promotion
+from .registry import (COMPLEX, DTYPE_ARG, REGISTRY, SCALAR_ARGS, OpDef, bind, check_complex, get,
+                       plan_promotion)
+from .scalars import check_scalar, wrap_number
 
 
 class _Plan:
@@ -159,7 +161,13 @@ class Frontend:
             operands = list(operands)
             for i, dtype in plan.consts:
                 x = operands[i]
-                operands[i] = self.constant(x if type(x) in _PY_SCALARS else py_number(x), dtype)
+                x = x if type(x) in _PY_SCALARS else py_number(x)
+                if op.flags & SCALAR_ARGS:   # torch's Scalar arguments: an overflow check
+                    try:
+                        x = check_scalar(op.name, x, dtype)
+                    except (RuntimeError, OverflowError) as e:
+                        raise with_location(e, self.location()) from None
+                operands[i] = self.constant(x, dtype)
             for i, dtype in plan.converts:
                 operands[i] = self.call("convert", operands[i], dtype)
         results = self.apply(op, operands, plan.attrs, plan.out_types, plan.in_types, plan)
@@ -251,6 +259,12 @@ class Frontend:
         return None
 
     def constant(self, value, dtype: T.DType):
+        """A Python number operand as a 0-d `dtype` value: a wrapped number, whose integer
+        keeps its low bits (``uint8 + 300`` adds 44, as torch; `wrap_number`)."""
+        try:
+            value = wrap_number(value, dtype)
+        except OverflowError as e:
+            raise with_location(e, self.location()) from None
         return self.call("full", (), value, dtype)
 
     def is_operand(self, x) -> bool:

@@ -42,6 +42,8 @@ DTYPE_ARG = 1 << 10    # a `dtype=` keyword casts the input to it first and the 
                        # dtype (torch.sum, mean, softmax, log_softmax: Frontend.call)
 ALIAS = 1 << 11        # the output is operand 0's value unchanged (index_check: a check that
                        # returns its input): saving it costs what saving the operand does
+SCALAR_ARGS = 1 << 12  # its Python-number operands are torch Scalar arguments (where, clamp):
+                       # converted with torch's overflow check, not wrapped (ir/scalars.py)
 
 REQUIRED = object()    # attribute default meaning "must be given"
 

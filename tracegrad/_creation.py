@@ -14,6 +14,9 @@ import operator
 import numpy as np
 
 from tracegrad.ir import types as T
+from tracegrad.ir.builder import py_number
+from tracegrad.ir.errors import with_location
+from tracegrad.ir.scalars import check_array, check_scalar
 
 from . import _generator, _ops, _state
 from ._args import bool_arg, check_alloc, dtype_arg, leaf
@@ -144,6 +147,10 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
         if arr.dtype == object or arr.dtype.kind in "USO":
             raise TypeError(f"tensor(): could not infer a dtype from {type(data).__name__} data")
         dt = _python_dtype(arr)
+        try:   # Python numbers: torch's checked conversion (tensor([300], dtype=uint8) raises)
+            check_array("tensor", arr, dtype or dt)
+        except (RuntimeError, ValueError) as e:
+            raise with_location(e, _state.user_location()) from None
     if dtype is not None:
         dt = dtype
     check_alloc("tensor", arr.shape, dt)
@@ -192,6 +199,11 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
                         f"{type(size).__name__}")
     size = parse_size("full", (size,))
     dt = dtype_arg("full", dtype) or T.result_type([], [], [fill_value])
+    if isinstance(fill_value, (int, float, np.number)):   # a Scalar argument: overflow check
+        try:
+            fill_value = check_scalar("full", py_number(fill_value), dt)
+        except (RuntimeError, OverflowError) as e:
+            raise with_location(e, _state.user_location()) from None
     bool_arg("full", "requires_grad", requires_grad)
     check_alloc("full", size, dt)
     return leaf("full", _ops.full(size, fill_value, dt), requires_grad)

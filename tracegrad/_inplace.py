@@ -8,9 +8,11 @@ through to their base (see _views.py).  Installed on `Tensor` (tensor.py
 from __future__ import annotations
 
 from tracegrad.ir.errors import named, with_location
+from tracegrad.ir.scalars import check_scalar
 
 from . import _ops, _state, _views
 from ._out import check_cast
+from ._surface_ops import check_alpha
 from .dispatch import view_meta
 from .dispatch.hooks import HOOKS
 from .dispatch.tape import next_mark
@@ -106,9 +108,13 @@ class _InplaceMethods:
         (self._vc if box is None else box)[0] += 1
 
     def add_(self, other, alpha=1):
+        if alpha != 1:
+            check_alpha("add_", self, other, alpha)
         return self._inplace_apply("add_", lambda: self + (other if alpha == 1 else other * alpha))
 
     def sub_(self, other, alpha=1):
+        if alpha != 1:
+            check_alpha("sub_", self, other, alpha)
         return self._inplace_apply("sub_", lambda: self - (other if alpha == 1 else other * alpha))
 
     def mul_(self, other):
@@ -125,6 +131,11 @@ class _InplaceMethods:
         return self._inplace(_ops.full(self.shape, 0, self.dtype), "zero_")
 
     def fill_(self, value):
+        if isinstance(value, (int, float)):   # a Scalar argument: torch's overflow check
+            try:
+                value = check_scalar("fill_", value, self.dtype)
+            except (RuntimeError, OverflowError) as e:
+                raise with_location(e, _state.user_location()) from None
         return self._inplace(_ops.full(self.shape, value, self.dtype), "fill_")
 
     __iadd__ = add_

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracegrad.ir import types as T
 from tracegrad.ir.errors import with_location
+from tracegrad.ir.scalars import check_scalar
 
 from . import _state
 from .tensor import Tensor, _call_kw
@@ -23,6 +25,12 @@ def check_int_pow(base, exponent) -> None:
         raise with_location(RuntimeError(
             f"pow: Integers to negative integer powers are not allowed. (base {base._type}, "
             f"exponent {int(exponent)})"), _state.user_location())
+    if (isinstance(exponent, (int, np.integer)) and isinstance(base, Tensor)
+            and base.dtype.category == T.INT):   # a Scalar argument: torch's overflow check
+        try:
+            check_scalar("pow", int(exponent), base.dtype)
+        except (RuntimeError, OverflowError) as e:
+            raise with_location(e, _state.user_location()) from None
 
 
 def _int_pow_checked(method):

@@ -1,6 +1,7 @@
 """Thread-local runtime state: grad mode, the dispatch mode, the executor choice."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
@@ -52,6 +53,7 @@ class _Local(threading.local):
         self.fw_level = None        # the active forward-AD dual level (autograd/forward_ad.py)
         self.fw_suspended = None    # ... while tangent programs run with forward AD off
         self.run_kernel = None      # how this thread runs NumPy kernels (dispatch/kernels.py)
+        self.executor = None        # this thread's pinned executor (`pinned_executor`)
 
     @property
     def tracer(self):
@@ -101,7 +103,19 @@ def set_executor(name: str) -> None:
 
 
 def get_executor() -> str:
-    return _executor
+    return local.executor or _executor
+
+
+@contextlib.contextmanager
+def pinned_executor(name: str):
+    """Run this thread's backward programs on executor `name` inside the block, whatever
+    `set_executor` says: gradcheck compares repeated runs bit for bit, and "auto" would move
+    a program from NumPy to XLA (other rounding) on its third run."""
+    saved, local.executor = local.executor, name
+    try:
+        yield
+    finally:
+        local.executor = saved
 
 
 def _package_dirs() -> tuple[str, ...]:

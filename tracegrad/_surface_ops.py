@@ -12,6 +12,8 @@ import collections
 import numpy as np
 
 from tracegrad.ir import types as T
+from tracegrad.ir.errors import with_location
+from tracegrad.ir.scalars import check_scalar
 
 from . import _ops, _state
 from .tensor import Tensor, attach
@@ -28,7 +30,23 @@ def _scaled(name: str, input, other, alpha):
     if dt is not None and dt.category in (T.INT, T.BOOL) and isinstance(alpha, float):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
+    check_alpha(name, input, other, alpha)
     return other * alpha
+
+
+def check_alpha(name: str, input, other, alpha) -> None:
+    """torch converts `alpha` (a Scalar argument) to the dtype ``input + other`` computes in
+    with an overflow check: ``int8.add(1, alpha=128)`` raises (ir/scalars.py)."""
+    tensors = [t for t in (input, other) if isinstance(t, Tensor)]
+    if not tensors or isinstance(alpha, complex):
+        return
+    dims = [t.dtype for t in tensors if t.ndim]
+    zero = [t.dtype for t in tensors if not t.ndim]
+    numbers = [x for x in (input, other) if not isinstance(x, Tensor)]
+    try:
+        check_scalar(name, alpha, T.result_type(dims, zero, numbers))
+    except (RuntimeError, OverflowError) as e:
+        raise with_location(e, _state.user_location()) from None
 
 
 def add(input, other, *, alpha=1, out=None):

@@ -192,10 +192,10 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        if self.grad_fn is not None:
-            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
-                               "want to use a computed variable in a subgraph that doesn't require "
-                               "differentiation use var_no_grad = var.detach().")
+        if self.grad_fn is not None:   # torch 2.13's two texts: the hint only for False
+            raise RuntimeError("you can only change requires_grad flags of leaf variables." + (
+                "" if value else " If you want to use a computed variable in a subgraph that "
+                "doesn't require differentiation use var_no_grad = var.detach()."))
         if value and not self.dtype.is_differentiable:
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                f"gradients, got {self.dtype.name}")
@@ -208,6 +208,8 @@ class Tensor:
             tracer.made_leaf(self)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if requires_grad and self.grad_fn is not None:   # a non-leaf requires grad: a no-op
+            return self
         try:
             self.requires_grad = requires_grad
         except RuntimeError as e:   # an integer tensor, a non-leaf: the user's line
@@ -427,6 +429,10 @@ class Tensor:
     __ror__ = _operator("bitwise_or", reflected=True)
     __xor__ = _operator("bitwise_xor")
     __rxor__ = _operator("bitwise_xor", reflected=True)
+    __lshift__ = _operator("bitwise_left_shift")
+    __rlshift__ = _operator("bitwise_left_shift", reflected=True)
+    __rshift__ = _operator("bitwise_right_shift")
+    __rrshift__ = _operator("bitwise_right_shift", reflected=True)
     __eq__ = _operator("eq")
     __ne__ = _operator("ne")
     __lt__ = _operator("lt")

@@ -8,8 +8,10 @@ import numpy as np
 from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError
+from ..scalars import check_scalar
 from ..registry import (AUTOCAST_FP32, AUTOCAST_PROMOTE, CHEAP, COMPLEX, ELEMENTWISE, INTERNAL,
-                        LINEAR, NONDIFF, PROMOTE, TO_FLOAT, defcomposite, defop)
+                        LINEAR, NONDIFF, PROMOTE, SCALAR_ARGS, TO_FLOAT, defcomposite,
+                        defop)
 from ._common import broadcast_infer, div_conj, mul_conj, require_float
 from ._common import tangent_sum, tmul
 from ._rewrites import identity_element
@@ -124,6 +126,32 @@ for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
           flags=EW, ref=f"torch.{_name}")
 
 
+def _shift_kernel(left: bool):
+    """torch's shifts: a shift by a negative amount or by the width or more gives 0 (left)
+    or the sign fill (right: -1 for a negative signed value, else 0), never C's undefined
+    behaviour; a left shift keeps the low bits (int8 64 << 1 is -128)."""
+    def kernel(xp, x, s):
+        bits = 8 * x.dtype.itemsize
+        ok = (s >= 0) & (s < bits)
+        safe = xp.where(ok, s, xp.zeros_like(s))
+        if left:
+            return xp.where(ok, xp.left_shift(x, safe), xp.zeros_like(x))
+        fill = xp.where(x < 0, xp.full_like(x, -1), xp.zeros_like(x)) if x.dtype.kind == "i" \
+            else xp.zeros_like(x)
+        return xp.where(ok, xp.right_shift(x, safe), fill)
+    return kernel
+
+
+def _shift_check(name, t):
+    if t.dtype is T.bool_ or not t.dtype.category == T.INT:   # torch: "lshift_cpu" ... 'Float'
+        raise DTypeError(f"{name}: only integer tensors are supported, got {t}")
+
+
+for _name, _left in (("bitwise_left_shift", True), ("bitwise_right_shift", False)):
+    _binary(_name, _shift_kernel(_left), NONDIFF, infer=_checked(_shift_check, _name),
+            ref=f"torch.{_name} (the << / >> operators)")
+
+
 def _where_infer(types, **_):
     cond, x, y = types
     if cond.dtype is not T.bool_:
@@ -131,7 +159,7 @@ def _where_infer(types, **_):
     return broadcast_infer("where")([T.TensorType(cond.shape, x.dtype), x, y])
 
 
-defop("where", "condition, input, other", infer=_where_infer, flags=CEW,
+defop("where", "condition, input, other", infer=_where_infer, flags=CEW | SCALAR_ARGS,
       promote_inputs=(1, 2), ref="torch.where",
       kernel=lambda xp, c, x, y: xp.where(c, x, y),
       vjp=lambda b, ct, c, x, y, out: [None, b.where(c, ct, 0.0), b.where(c, 0.0, ct)], jvp=LINEAR)
@@ -217,9 +245,11 @@ _binary("xlogy", _xlogy_kernel, flags=EW | TO_FLOAT,
 # torch's gradients: x gets it on the closed interval [min, max] (so at a bound too);
 # a tensor bound gets it where x is strictly beyond it.
 _binary("clamp_min", lambda xp, x, lo: xp.maximum(x, lo),
-        lambda b, ct, x, lo, out: [b.where(b.ge(x, lo), ct, 0.0), b.where(b.lt(x, lo), ct, 0.0)])
+        lambda b, ct, x, lo, out: [b.where(b.ge(x, lo), ct, 0.0), b.where(b.lt(x, lo), ct, 0.0)],
+        flags=EW | SCALAR_ARGS)
 _binary("clamp_max", lambda xp, x, hi: xp.minimum(x, hi),
-        lambda b, ct, x, hi, out: [b.where(b.le(x, hi), ct, 0.0), b.where(b.gt(x, hi), ct, 0.0)])
+        lambda b, ct, x, hi, out: [b.where(b.le(x, hi), ct, 0.0), b.where(b.gt(x, hi), ct, 0.0)],
+        flags=EW | SCALAR_ARGS)
 
 
 def _clamp_range_vjp(b, ct, x, lo, hi, out):
@@ -231,7 +261,8 @@ def _clamp_range_vjp(b, ct, x, lo, hi, out):
     return [dx, dlo, dhi]
 
 
-defop("clamp_range", "input, min, max", infer=broadcast_infer("clamp"), flags=EW | INTERNAL,
+defop("clamp_range", "input, min, max", infer=broadcast_infer("clamp"),
+      flags=EW | INTERNAL | SCALAR_ARGS,
       kernel=lambda xp, x, lo, hi: xp.minimum(xp.maximum(x, lo), hi), vjp=_clamp_range_vjp,
       ref="torch.clamp with both bounds")
 
@@ -241,6 +272,14 @@ def _clamp(ops, input, min=None, max=None, *, name="clamp"):
     if min is None and max is None:
         raise with_location(ValueError(f"{name}: at least one of 'min' or 'max' must not be None"),
                             ops.location())
+    for bound in (min, max):   # Scalar arguments: torch's overflow check, named clamp
+        if isinstance(bound, (int, float)) and type(bound) is not bool:
+            dt = T.result_type([input.dtype] if input.ndim else [],
+                               [] if input.ndim else [input.dtype], [bound])
+            try:
+                check_scalar(name, bound, dt)
+            except (RuntimeError, OverflowError) as e:
+                raise with_location(e, ops.location()) from None
     if max is None:
         return ops.clamp_min(input, min)
     if min is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import types as T
 from ..errors import DTypeError
 from ..registry import REGISTRY, defcomposite, plan_promotion
+from ..scalars import wrap_number
 
 _NUMBERS = (bool, int, float, complex)
 
@@ -15,7 +16,7 @@ def _detached(ops, a, dtype: T.DType):
         if getattr(a, "requires_grad", True):   # an IR value has none: always cut there
             a = ops.stop_gradient(a)
         return a if a.dtype is dtype else ops.convert(a, dtype)
-    return ops.full((), a, dtype)
+    return ops.full((), wrap_number(a, dtype), dtype)   # a wrapped number (ir/scalars.py)
 
 
 def _floor_divide(ops, input, other):

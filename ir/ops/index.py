@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import attr_kinds as K
 from .. import types as T
-from ..builder import with_location
+from ..builder import py_number, with_location
+from ..scalars import check_scalar
 from ..errors import DTypeError, ShapeError
 from ..registry import (ALIAS, AUTOCAST_PROMOTE, COMPLEX, INTERNAL, LINEAR, NONDIFF, REQUIRED,
                         defcomposite, defop)
@@ -254,7 +255,11 @@ def _masked_fill(ops, x, mask, value):
         if value.dtype is not x.dtype:
             value = ops.convert(value, x.dtype)
     elif isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
-        value = ops.full((), value, x.dtype)   # the input's dtype, as torch (2.7 -> 2 for ints)
+        try:   # a Scalar argument: torch's overflow check; 2.7 -> 2 for an int input
+            value = check_scalar("masked_fill", py_number(value), x.dtype)
+        except (RuntimeError, OverflowError) as e:
+            raise located(ops, e) from None
+        value = ops.full((), value, x.dtype)   # the input's dtype, as torch
     else:
         raise located(ops, TypeError(f"masked_fill(): value must be a number or a 0-d tensor, "
                                      f"got {type(value).__name__}"))

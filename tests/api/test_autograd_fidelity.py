@@ -159,3 +159,22 @@ def test_a_node_that_ran_has_freed_its_buffers():
     tg.autograd.grad(loss, [m0])
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         tg.autograd.grad(loss, [m1])
+
+
+# ---- requires_grad on a non-leaf ------------------------------------------------------------
+
+def test_requires_grad_true_on_a_non_leaf_is_a_no_op():
+    # torch 2.13: y.requires_grad_(True) returns y (True); requires_grad_(False) and both
+    # attribute assignments raise, the hint only with False
+    x = tg.ones(2, requires_grad=True)
+    y = x * 2
+    assert y.requires_grad_(True) is y and y.requires_grad
+    with pytest.raises(RuntimeError, match=r"leaf variables\. If you want to use a computed"):
+        y.requires_grad_(False)
+    with pytest.raises(RuntimeError, match=r"^you can only change requires_grad flags of leaf "
+                                           r"variables\.$"):
+        y.requires_grad = True
+    with pytest.raises(RuntimeError, match="var_no_grad = var.detach()"):
+        y.requires_grad = False
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]

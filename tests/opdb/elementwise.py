@@ -871,6 +871,46 @@ def _bitwise(name, operator):
                   differentiable=False, dtypes=(F32,), error_inputs=_bitwise_errors(name))
 
 
+def _shift_ref(left):
+    """torch's shifts on Python ints, element by element (out-of-range amounts: 0 for <<,
+    the sign fill for >>; << keeps the low bits): independent of the kernel's array code."""
+    def one(a, s, bits, signed):
+        a, s = int(a), int(s)
+        if not 0 <= s < bits:
+            return -1 if (not left and a < 0) else 0
+        r = (a << s) % (1 << bits) if left else a >> s
+        return r - (1 << bits) if signed and r >= 1 << (bits - 1) else r
+
+    def ref(xp, x, y):
+        x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+        x = x.astype(np.result_type(x, y))   # bool << 1 computes in int64
+        bits, signed = 8 * x.dtype.itemsize, x.dtype.kind == "i"
+        return np.array([one(a, b, bits, signed) for a, b in zip(x.ravel(), y.ravel())],
+                        x.dtype).reshape(x.shape)
+    return ref
+
+
+def _shift_samples(rng, dtype):
+    return [Sample((ints(rng, (3, 4), -128, 128, np.int8), ints(rng, (4,), -2, 10, np.int8)),
+                   dtype=tg.int8),
+            Sample((ints(rng, (5,), 0, 256, np.uint8), ints(rng, (5,), 0, 10, np.uint8)),
+                   dtype=tg.uint8),
+            Sample((ints(rng, (6,), -2 ** 40, 2 ** 40), ints(rng, (6,), 0, 70)), dtype=I64),
+            Sample((ints(rng, (3,), -9, 9), 3), dtype=I64),
+            Sample((rng.random((3,)) > 0.5, 1), dtype=I64)]
+
+
+def _shift_errors(name):
+    return lambda: [ErrorInput((np.ones((3,), np.float32), 1), TypeError, (name, "f32[3]"))]
+
+
+SHIFT_OPS = [
+    OpInfo(name, op, _shift_ref(left), _shift_samples, differentiable=False, dtypes=(F32,),
+           error_inputs=_shift_errors(name))
+    for name, op, left in (("bitwise_left_shift", lambda x, y: x << y, True),
+                           ("bitwise_right_shift", lambda x, y: x >> y, False))]
+
+
 def _invert_samples(rng, dtype):
     return [Sample((ints(rng, (3, 4), -8, 9),), dtype=I64), Sample((rng.random((4,)) > 0.5,),
                                                                    dtype=BOOL),
@@ -944,4 +984,5 @@ CASTS_OP = OpInfo("casts", lambda x, how, *rest: getattr(x, how)(*rest), _cast_r
 
 
 OPS: list[OpInfo] = (TRIG_OPS + ROUNDING_OPS + SPECIAL_OPS + ACTIVATION_OPS + NAN_OPS
-                     + BINARY_MATH_OPS + CLAMP_OPS + POINTWISE_OPS + LOGICAL_OPS + [CASTS_OP])
+                     + BINARY_MATH_OPS + CLAMP_OPS + POINTWISE_OPS + LOGICAL_OPS + SHIFT_OPS
+                     + [CASTS_OP])

@@ -38,6 +38,7 @@ from .function import CUSTOM_FUNCTION
 from . import graph as graph_mod
 from .graph import AccumulateGrad, TapeNode
 # the engine's parts; the names stay importable from here (tests and benchmarks reach them)
+from .batched_run import run_batched
 from .backward_program import (  # noqa: F401
     CACHE_SIZE, HOT_AFTER, BackwardProgram, Feed, SavedSlot, _build_program, _cache,
     _program_for, cache_info, clear_cache)
@@ -182,14 +183,21 @@ def _differentiate(*args, **kwargs):
         task.current = prev
 
 
+class _Unbatchable(Exception):
+    """A batched gradient whose program has host calls (hooks, custom Functions): run it
+    row by row instead (raised before anything ran)."""
+
+
 def _differentiate_task(roots, cts, targets, retain_graph, create_graph, nodes=None, w=None,
-                        all_leaves=False, accumulate=None):
+                        all_leaves=False, accumulate=None, batched=False):
     """Gradients of `roots` (with cotangents `cts`) for each of `targets` (None: unreached).
 
     ``nodes``, ``w``: `_collect(roots)` and its `_Wiring` (targets set) when the caller has
     them already; ``all_leaves``: the targets are every leaf (``backward()``), so every node
     runs; ``accumulate(t, grad)``: ``backward()``'s accumulation, which a leaf with hooks
-    does from its host call, at torch's point (``backward()`` then skips that leaf)."""
+    does from its host call, at torch's point (``backward()`` then skips that leaf);
+    ``batched``: each cotangent has a leading batch dimension and the program runs once
+    under ``jax.vmap`` (plain array programs only: `_Unbatchable` otherwise)."""
     if nodes is None:
         nodes = _collect(roots)
     if w is None:
@@ -216,6 +224,8 @@ def _differentiate_task(roots, cts, targets, retain_graph, create_graph, nodes=N
             w.rekey()
         prog = _program_for(nodes, w)
         run = hooks.BackwardRun(nodes, w, prog) if prog.host or _state.local.anomaly else None
+        if batched and (run is not None or unreached):
+            raise _Unbatchable
         if run is not None and acc_leaves:
             run.accumulate, run.accumulate_leaves = accumulate, acc_leaves
         # inside a forward-AD dual level, a tape whose values carry tangents runs on tensors too,
@@ -233,7 +243,10 @@ def _differentiate_task(roots, cts, targets, retain_graph, create_graph, nodes=N
                 saved = _saved_inputs(nodes, w, prog, tensors=False)
             else:
                 saved = _saved_values(nodes, prog)
-            if run is None:
+            if batched:   # one vmapped run; the saved values are shared by the rows
+                arrays = run_batched(prog, prog.graph, [c._data for c in cts] + saved,
+                                     (0,) * len(cts) + (None,) * len(saved))
+            elif run is None:
                 arrays = _run_arrays(prog, nodes, w, [c._data for c in cts] + saved, None)
             else:
                 with run:
@@ -428,8 +441,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """Gradients of `outputs` w.r.t. `inputs`, returned, not accumulated (torch.autograd.grad).
 
     With ``is_grads_batched=True`` each of `grad_outputs` has a leading batch dimension B
-    and the result is the B gradients stacked (torch computes them under vmap; here each
-    row runs the same cached backward program, all but the last retaining the graph).
+    and the result is the B gradients stacked, from one ``jax.vmap`` of the backward program
+    (as torch's vmap; row by row where it cannot be vmapped, see `_grad_batched`).
 
     Raises:
         RuntimeError: an input was not used to compute the outputs and
@@ -455,6 +468,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     with profiler.region(profiler.GRAPH_ROOT):
         cts = _grad_cotangents(outputs, grad_outputs)
     grads = _differentiate(outputs, cts, inputs, retain_graph, create_graph)
+    return _finished(inputs, grads, allow_unused, materialize_grads, create_graph)
+
+
+def _finished(inputs, grads, allow_unused, materialize_grads, create_graph) -> tuple:
+    """`grad`'s results: an unreached input raises (torch's message, unless `allow_unused`)
+    or gets None, or zeros of its own shape with `materialize_grads` (batched calls too, as
+    torch 2.13); without `create_graph` the gradients carry no history."""
     out = []
     for i, (t, g) in enumerate(zip(inputs, grads)):
         if g is None:
@@ -472,7 +492,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                   materialize_grads) -> tuple:
-    """`grad` with ``is_grads_batched=True``: one backward per row of the cotangents."""
+    """`grad` with ``is_grads_batched=True``: one vmapped run of the backward program
+    (`_grad_vmapped`), or one backward per row where it cannot be vmapped (create_graph,
+    hooks or custom Functions on the tape, anomaly mode, the profiler, tracing, forward AD)."""
     if isinstance(grad_outputs, Tensor):
         grad_outputs = [grad_outputs]
     if grad_outputs is None or not len(grad_outputs):
@@ -492,11 +514,42 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                 f"detected: grad_output[{i}] has a shape of {g.shape[1:]!r} and output[{i}] "
                 f"has a shape of {o.shape!r}. If you only want some tensors in `grad_output` "
                 "to be considered batched, consider using vmap.")
+    local = _state.local
+    if not (create_graph or local.tracer is not None or local.fw_level is not None
+            or local.anomaly or local.profiler is not None) and batch:
+        out = _grad_vmapped(outputs, inputs, grad_outputs, retain_graph, allow_unused,
+                            materialize_grads)
+        if out is not None:
+            return out
+    # one backward per row through the one cached program (all but the last retain the graph)
     rows = [grad(outputs, inputs, [g[b] for g in grad_outputs],
                  retain_graph=retain_graph if b == batch - 1 else True,
-                 create_graph=create_graph, allow_unused=allow_unused,
-                 materialize_grads=materialize_grads)
+                 create_graph=create_graph, allow_unused=True)
             for b in range(batch)]
-    n = 1 if single else len(list(inputs))
-    out = tuple(None if rows[0][i] is None else stack([r[i] for r in rows]) for i in range(n))
-    return out
+    inputs = [inputs] if single else list(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    grads = [None if not rows or rows[0][i] is None else stack([r[i] for r in rows])
+             for i in range(len(inputs))]
+    return _finished(inputs, grads, allow_unused, materialize_grads, create_graph)
+
+
+def _grad_vmapped(outputs, inputs, grad_outputs, retain_graph, allow_unused, materialize_grads):
+    """`_grad_batched` as one ``jax.vmap`` of the backward program over the cotangents' batch
+    dimension (torch's vmap of the backward); None where the program cannot run batched
+    (hooks, custom Functions, a leaf as an output), before anything ran."""
+    single = isinstance(inputs, Tensor)
+    inputs = [inputs] if single else list(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError(f"grad: input {i} does not require grad")
+    with profiler.region(profiler.GRAPH_ROOT):   # row 0 checks dtypes as an unbatched call
+        row = _grad_cotangents(outputs, [g[0] for g in grad_outputs])
+    cts = [g if g.dtype is r.dtype else g.to(r.dtype) for g, r in zip(grad_outputs, row)]
+    try:
+        grads = _differentiate(outputs, cts, inputs, retain_graph, False, batched=True)
+    except _Unbatchable:
+        return None
+    return _finished(inputs, grads, allow_unused, materialize_grads, False)

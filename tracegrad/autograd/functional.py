@@ -41,7 +41,8 @@ from . import forward_ad as fwAD
 from .functional_args import (_check_v, _default_v, _finish, _grad, _prepare,
                               _require_outputs_grad, _tupled, _untupled, _zeros_for_none)
 from .grad_mode import enable_grad, no_grad, set_grad_enabled
-from .jacobian_batched import _JVP_PROGRAMS, _VMAPPED, _jacfwd, _jacrev_batched  # noqa: F401
+from .batched_run import _VMAPPED  # noqa: F401
+from .jacobian_batched import _JVP_PROGRAMS, _jacfwd, _jacrev_batched  # noqa: F401
 from .._creation import zeros_like
 from .._creation import zeros, zeros_like
 from .._ops import stack

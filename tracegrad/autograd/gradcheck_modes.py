@@ -6,9 +6,11 @@
   with torch's message "Jacobian computed with forward mode mismatch ...".
 - Batched gradients: ``autograd.grad(..., is_grads_batched=True)`` with two random
   cotangents stacked must equal the two single VJPs, as torch compares ``vmap(vjp)`` with
-  a loop.  tracegrad's batched ``grad`` runs its rows through the one cached backward
-  program (engine.py), so this checks the batched API and that the program is reentrant
-  over a batch, not a vmap rule per op.
+  a loop.  tracegrad's batched ``grad`` runs the cached backward program once under
+  ``jax.vmap`` (engine.py, batched_run.py; row by row for programs with host calls), so
+  this checks that every op of the program batches (jax's batching rules; the IR has no
+  per-op vmap rules of its own).  With the interpreter executor, which gradcheck pins under
+  "auto", the rows run one by one; under cross-check mode both run and are compared.
 """
 from __future__ import annotations
 

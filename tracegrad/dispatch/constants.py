@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from tracegrad.ir import types as T
+from tracegrad.ir.scalars import wrap_number
 
 from ..tensor import Tensor, _new_tensor
 
@@ -33,7 +34,10 @@ def shared_constant(value, dtype: T.DType) -> Tensor:
     np_dtype = _NUMPY_DTYPE.get(dtype)
     if np_dtype is None:
         np_dtype = _NUMPY_DTYPE[dtype] = dtype.numpy
-    data = np.asarray(value, dtype=np_dtype)
+    # a wrapped number: an int keeps its low bits (uint8 + 300 adds 44, as torch)
+    with np.errstate(over="ignore"):   # 70000 into float16 is inf, silently as in torch
+        data = np.asarray(wrap_number(value, dtype) if type(value) is int else value,
+                          dtype=np_dtype)
     if type(value) is complex or value != value or (value == 0 and type(value) is float):
         return scalar_tensor(data, False)   # not shared (its own version counter)
     data.flags.writeable = False

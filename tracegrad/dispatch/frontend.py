@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from tracegrad.ir import types as T
 from tracegrad.ir.builder import _PY_SCALARS, Frontend, py_number
+from tracegrad.ir.errors import named, with_location
+from tracegrad.ir.registry import SCALAR_ARGS
 from tracegrad.ir.graph import Value
 
 from .. import _state, tensor as _tensor_module
@@ -88,11 +90,17 @@ class TensorFrontend(Frontend):
         state = _LOCAL.__dict__   # see `apply`
         if not state["mode"].shares_constants:   # tracing: a literal node, not a program input
             return super().constant(value, dtype)
-        t = shared_constant(value, dtype)
+        t = self._new_constant(None, value, dtype)
         if t._vc is not SHARED_CONSTANT or state["record_extras"]:
             # not shared while record-time extras run: saved-tensor pack hooks see operands
             return scalar_tensor(t._data, state["inference"])
         return t
+
+    def _new_constant(self, op, value, dtype):
+        try:
+            return shared_constant(value, dtype)
+        except OverflowError as e:   # an int beyond 64 bits: torch's words, the op, the line
+            raise with_location(e if op is None else named(e, op.name), self.location()) from None
 
     def run_plan(self, op, plan, operands):
         # Frontend.run_plan with `constant` inlined for the common case (scalar operands,
@@ -100,8 +108,8 @@ class TensorFrontend(Frontend):
         # generic way
         state = _LOCAL.__dict__
         mode = state["mode"]
-        if plan.converts or (plan.consts and (state["record_extras"]
-                                              or not mode.shares_constants)):
+        if plan.converts or (plan.consts and (state["record_extras"] or not mode.shares_constants
+                                              or op.flags & SCALAR_ARGS)):
             return super().run_plan(op, plan, operands)
         if plan.consts:
             operands = list(operands)
@@ -109,7 +117,8 @@ class TensorFrontend(Frontend):
                 x = operands[i]
                 t = CONSTANTS.get((type(x), x, dtype))   # `shared_constant`'s hit, inline
                 if t is None:
-                    t = shared_constant(x if type(x) in _PY_SCALARS else py_number(x), dtype)
+                    t = self._new_constant(op, x if type(x) in _PY_SCALARS else py_number(x),
+                                           dtype)
                     if t._vc is not SHARED_CONSTANT:
                         t = scalar_tensor(t._data, state["inference"])
                 operands[i] = t
