@@ -83,5 +83,13 @@ def _next_key_kernel(xp, key):
     return xp.concatenate([x0, x1])
 
 
-defop("rng_next_key", "key", infer=lambda types: types[0], kernel=_next_key_kernel,
+def _next_key_infer(types):
+    # a key of another type would run (the cipher takes any integer words) and hand a
+    # wrong-typed key to the next draw; the verifier must refuse it (found by the fuzzer)
+    if types[0].shape != (2,) or types[0].dtype is not T.uint32:
+        raise DTypeError(f"rng_next_key: the key must be u32[2], got {types[0]}")
+    return types[0]
+
+
+defop("rng_next_key", "key", infer=_next_key_infer, kernel=_next_key_kernel,
       vjp=NONDIFF, flags=RANDOM | INTERNAL, ref="jax.random.split (one new key)")

@@ -210,6 +210,8 @@ REGRESSIONS = [
     + ", keepdim=false}\n  return %1\n}",
     "graph @g(%0: f32[" + "9" * 5000 + "]) {\n  return %0\n}",
     "graph @g(%0: f32[3]) {\n  %1: f32[3] = neg(%0)  # #" + "9" * 5000 + "\n  return %1\n}",
+    # a key of another type: the cipher ran on any integer words (fuzz seed 2)
+    "graph @g(%0: f32[2]) {\n  %1: f32[2] = rng_next_key(%0)\n  return %1\n}",
 ]
 
 
