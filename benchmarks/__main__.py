@@ -8,7 +8,8 @@ step's loss must agree across implementations before anything is timed.
 PyTorch rows appear when torch is importable (the ``bench`` extra); torch is
 imported only then.  Method and results: docs/performance.md.
 
-Workloads: mlp, cnn, transformer, lstm (training steps), per_op (eager overhead),
+Workloads: mlp, cnn, transformer, lstm (training steps), mnist and dcgan (ported
+pytorch/examples programs, eager against torch eager), per_op (eager overhead),
 scaling (compiler time vs tape size), memory (saved bytes, XLA temp bytes),
 dispatch (a cached compiled call on tiny inputs).
 """
@@ -28,9 +29,10 @@ _PINNED = early_cpus(sys.argv[1:]) if __name__ == "__main__" else None
 if _PINNED:
     pin(_PINNED)
 
-from . import harness, memory, micro, torch_models, training  # noqa: E402
+from . import harness, memory, micro, programs, torch_models, training  # noqa: E402
 
-WORKLOADS = ("mlp", "cnn", "transformer", "lstm", "per_op", "scaling", "memory", "dispatch")
+WORKLOADS = ("mlp", "cnn", "transformer", "lstm", "mnist", "dcgan", "per_op", "scaling", "memory",
+             "dispatch")
 
 
 def main(argv=None) -> int:
@@ -68,7 +70,7 @@ def main(argv=None) -> int:
         torch.set_num_threads(ns.cpus)
     want = set(ns.only or WORKLOADS)
     if ns.quick and not ns.only:
-        want.difference_update(("cnn", "transformer", "lstm"))
+        want.difference_update(("cnn", "transformer", "lstm", "mnist", "dcgan"))
     records: list[dict] = []
     started = time.perf_counter()
 
@@ -81,6 +83,11 @@ def main(argv=None) -> int:
             records += training.run(name, steps, use_torch=use_torch,
                                     torch_compile=use_torch and not ns.quick,
                                     batch=16 if ns.quick else None)
+    for name in ("mnist", "dcgan"):
+        if name in want:
+            progress(name)
+            records += programs.run(name, steps, use_torch=use_torch,
+                                    batch=8 if ns.quick else None)
     if "per_op" in want:
         progress("per_op")
         records += micro.per_op(max(steps, 5), use_torch)

@@ -13,7 +13,7 @@ import numpy as np
 
 BASE = ("workload", "impl", "median_ms", "min_ms", "max_ms", "first_call_s", "ratio_to_jax")
 JAX = "jax.jit"   # the reference row of a workload (ratio_to_jax), but on:
-REFERENCE = {"per_op": "jax.grad eager"}
+REFERENCE = {"per_op": "jax.grad eager", "mnist": "torch eager", "dcgan": "torch eager"}
 
 
 def record(workload: str, impl: str, times_s=None, first_call_s=None, **extra) -> dict:
@@ -86,6 +86,11 @@ def targets(records: list[dict]) -> list[dict]:
         if tg_row["first_call_s"] and jax_row["first_call_s"]:
             check(f"{w}: tg.compile / jax.jit first call",
                   tg_row["first_call_s"] / jax_row["first_call_s"], 1.5)
+    for w in ("mnist", "dcgan"):   # issue 17: ported programs, eager <= 1.5x torch eager
+        eager, torch_eager = _find(records, w, "tracegrad eager"), _find(records, w, "torch eager")
+        if eager and torch_eager:
+            check(f"{w}: tracegrad eager / torch eager step", eager["median_ms"] /
+                  torch_eager["median_ms"], 1.5)
     for r in records:
         if r["workload"].startswith("dispatch") and r["impl"] == "tg.compile":
             check(f"{r['workload']}: tg.compile / jax.jit cached call", r["ratio_to_jax"], 1.5)

@@ -26,15 +26,9 @@ from ..errors import DTypeError, ShapeError
 from ..registry import AUTOCAST_LOWER, COMPLEX, INTERNAL, REQUIRED, defcomposite, defop
 from ..jax_caches import programs_evicted
 from ._common import bilinear_jvp, conj_if_complex
+from ._conv_gemm import (_conv_col2im, _conv_im2col, _dilated, _out_size, _pad_np,
+                         _prefer_col2im)
 from ._cost import CONV, POOL
-
-
-def _dilated(size: int, factor: int) -> int:
-    return 0 if size == 0 else (size - 1) * factor + 1
-
-
-def _out_size(size, pad, k, stride, dilation, lhs_dilation=1) -> int:
-    return (_dilated(size, lhs_dilation) + pad[0] + pad[1] - _dilated(k, dilation)) // stride + 1
 
 
 def _window(offset, dilation, stride, out):
@@ -72,19 +66,6 @@ def _conv_infer(types, *, stride, padding, dilation, lhs_dilation, groups):
         raise ShapeError(f"conv: input {x} (padding {padding}) is smaller than the dilated "
                          f"kernel of weight {w}")
     return T.TensorType((x.shape[0], w.shape[0]) + out, x.dtype)
-
-
-def _pad_np(x, padding, lhs_dilation):
-    """Dilate the spatial dims of `x` (zeros between elements), then pad (negative = crop)."""
-    if any(f != 1 for f in lhs_dilation):
-        shape = x.shape[:2] + tuple(_dilated(s, f) for s, f in zip(x.shape[2:], lhs_dilation))
-        xd = np.zeros(shape, x.dtype)
-        xd[(Ellipsis,) + tuple(slice(None, None, f) for f in lhs_dilation)] = x
-        x = xd
-    widths = [(0, 0), (0, 0)] + [(max(lo, 0), max(hi, 0)) for lo, hi in padding]
-    x = np.pad(x, widths)
-    crop = tuple(slice(max(-lo, 0), s - max(-hi, 0)) for (lo, hi), s in zip(padding, x.shape[2:]))
-    return x[(Ellipsis,) + crop]
 
 
 # The NumPy kernels of conv and max_pool hand large float32/float64 inputs to XLA (jax on
@@ -126,7 +107,8 @@ def _on_xla(kernel, arrays, attrs: dict):
 
 
 def _conv_numpy(xp, x, w, *, stride, padding, dilation, lhs_dilation, groups):
-    """im2col: one strided slice of the padded input per kernel offset, then one batched matmul.
+    """One GEMM per group: im2col (windows gathered from the padded input) or, for transposed
+    convs (input gradients, conv_transpose2d), GEMM then col2im (`_conv_col2im`).
 
     Real float32/float64 convs with a contraction of at least XLA_MIN_CONTRACTION run on
     XLA instead (`_on_xla`).  Half-precision inputs accumulate in float32 (as the jax
@@ -138,16 +120,11 @@ def _conv_numpy(xp, x, w, *, stride, padding, dilation, lhs_dilation, groups):
                                                lhs_dilation=lhs_dilation, groups=groups))
     if dtype.itemsize < 4:
         x, w = x.astype(np.float32), w.astype(np.float32)
-    x = _pad_np(x, padding, lhs_dilation)
-    n, c = x.shape[:2]
-    o, cg, kernel = w.shape[0], w.shape[1], w.shape[2:]
-    out = tuple((s - _dilated(k, d)) // st + 1
-                for s, k, d, st in zip(x.shape[2:], kernel, dilation, stride))
-    cols = [x[(Ellipsis,) + _window(off, dilation, stride, out)]
-            for off in itertools.product(*map(range, kernel))]
-    patches = np.stack(cols, axis=2).reshape(n, groups, cg * len(cols), math.prod(out))
-    y = np.matmul(w.reshape(groups, o // groups, cg * len(cols)), patches)
-    return y.reshape((n, o) + out).astype(dtype, copy=False)
+    if _prefer_col2im(x.shape, w.shape, stride, padding, dilation, lhs_dilation):
+        y = _conv_col2im(x, w, padding, dilation, lhs_dilation, groups)
+    else:
+        y = _conv_im2col(_pad_np(x, padding, lhs_dilation), w, stride, dilation, groups)
+    return y.astype(dtype, copy=False)
 
 
 def _conv_jax(xp, x, w, *, stride, padding, dilation, lhs_dilation, groups):

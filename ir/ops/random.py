@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import attr_kinds as K
 from .. import types as T
 from ..errors import DTypeError
@@ -23,6 +25,8 @@ _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
 def threefry2x32(xp, key, c0, c1):
     """Threefry-2x32 block cipher of counters (c0, c1) under key; uint32 in, uint32 out."""
+    if isinstance(c0, np.ndarray) and isinstance(c1, np.ndarray):
+        return _threefry2x32_numpy(key, c0, c1)
     u32 = xp.uint32
     k0, k1 = key[0], key[1]
     ks = (k0, k1, k0 ^ k1 ^ u32(0x1BD11BDA))
@@ -34,6 +38,27 @@ def threefry2x32(xp, key, c0, c1):
             x1 = x1 ^ x0
         x0 = x0 + ks[(group + 1) % 3]
         x1 = x1 + ks[(group + 2) % 3] + u32(group + 1)
+    return x0, x1
+
+
+def _threefry2x32_numpy(key, c0, c1):
+    """`threefry2x32` on NumPy with in-place updates (the same words): the functional form
+    allocates a new array per operation, 100 per draw; in place the eager MNIST step's
+    dropout draws (590k words) took about half the time."""
+    u32 = np.uint32
+    k0, k1 = u32(key[0]), u32(key[1])
+    ks = (k0, k1, u32(k0 ^ k1 ^ u32(0x1BD11BDA)))
+    x0, x1 = c0 + ks[0], c1 + ks[1]
+    high = np.empty_like(x1)
+    for group in range(5):
+        for r in _ROTATIONS[group % 2]:
+            x0 += x1
+            np.left_shift(x1, u32(r), out=high)
+            x1 >>= u32(32 - r)
+            x1 |= high
+            x1 ^= x0
+        x0 += ks[(group + 1) % 3]
+        x1 += u32(ks[(group + 2) % 3] + u32(group + 1))
     return x0, x1
 
 

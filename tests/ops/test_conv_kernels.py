@@ -17,7 +17,14 @@ CONVS = [   # x, w shapes, attributes (each C/groups x kernel >= XLA_MIN_CONTRAC
     ((2, 6, 9, 9), (5, 6, 3, 3), dict(dilation=(2, 1), padding=((-1, 2), (0, 0)))),
     ((2, 5, 6, 7), (3, 5, 3, 3), dict(lhs_dilation=(2, 2), padding=((2, 2), (2, 1)))),
     ((2, 48, 17), (8, 48, 1), dict(stride=(2,), padding=((0, 0),))),
+    # col2im with groups and kernel dilation; im2col channels last with groups; 3-d col2im
+    ((2, 8, 7, 9), (6, 4, 3, 2), dict(dilation=(2, 1), padding=((4, 4), (1, 1)), groups=2)),
+    ((2, 16, 5, 4), (32, 8, 2, 2), dict(groups=2)),
+    ((1, 3, 4, 5, 3), (2, 3, 2, 2, 2), dict(lhs_dilation=(1, 2, 1),
+                                           padding=((1, 1), (0, 1), (1, 0)))),
 ]
+# which NumPy form each CONVS entry takes (`_prefer_col2im`): both forms are covered
+COL2IM = [True, False, False, True, False, True, False, True]
 
 
 def _attrs(nd, a):
@@ -43,6 +50,35 @@ def test_conv_routes_agree(xs, ws, a, monkeypatch):
     np.testing.assert_allclose(y64, ref, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(y32, ref, rtol=1e-4, atol=1e-4)
     assert routed == [C._conv_jax, C._conv_jax]
+
+
+def test_conv_numpy_forms_are_both_covered():
+    for (xs, ws, a), col2im in zip(CONVS, COL2IM):
+        at = _attrs(len(xs) - 2, a)
+        assert C._prefer_col2im(xs, ws, at["stride"], at["padding"], at["dilation"],
+                                at["lhs_dilation"]) is col2im, (xs, ws, a)
+    rng = np.random.default_rng(6)   # channels-last im2col: C/groups >= output width
+    x, w = rng.standard_normal((2, 16, 5, 4)), rng.standard_normal((32, 8, 2, 2))
+    got = C._conv_im2col(x, w, (1, 1), (1, 1), 2)
+    ref = np.einsum("ngchw,gochw->ngo", np.stack([  # every output position, by hand
+        np.stack([x[:, :, i:i + 2, j:j + 2] for j in range(3)], -1) for i in range(4)], -2)
+        .reshape(2, 2, 8, 2, 2, 4, 3).transpose(0, 5, 6, 1, 2, 3, 4).reshape(-1, 2, 8, 2, 2),
+        w.reshape(2, 16, 8, 2, 2)).reshape(2, 4, 3, 32).transpose(0, 3, 1, 2)
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
+def test_conv_on_numpy_has_finite_difference_gradients(monkeypatch):
+    # both NumPy forms: the forward by im2col, the input gradient (padding 2, lhs dilation
+    # by the stride 1) by col2im; the backward program runs on the interpreter here
+    monkeypatch.setattr(C, "XLA_MIN_CONTRACTION", 10 ** 9)
+    rng = np.random.default_rng(7)
+    x = tg.tensor(rng.standard_normal((2, 4, 6, 5)), requires_grad=True)
+    w = tg.tensor(rng.standard_normal((6, 2, 3, 3)), requires_grad=True)
+    assert tg.autograd.gradcheck(lambda x, w: F.conv2d(x, w, padding=1, groups=2, dilation=(1, 2)),
+                                 (x, w), eps=1e-6, atol=1e-5)
+    wt = tg.tensor(rng.standard_normal((4, 3, 3, 3)), requires_grad=True)   # lhs dilation 2
+    assert tg.autograd.gradcheck(lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1),
+                                 (x, wt), eps=1e-6, atol=1e-5)
 
 
 def test_conv_through_xla_has_finite_difference_gradients():
