@@ -9,6 +9,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 from benchmarks import harness
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -116,6 +118,8 @@ def test_program_targets_compare_eager_with_torch_eager():
                    "dcgan: tracegrad eager / torch eager step": (0.5, True)}
 
 
+# ~40 s on 2 cores (two conv-net programs, eager): `make test-all`
+@pytest.mark.slow
 def test_mnist_and_dcgan_programs_run_eagerly_and_learn():
     from benchmarks import programs
     for name in ("mnist", "dcgan"):
