@@ -109,3 +109,57 @@ def test_a_number_the_step_itself_changes_does_not_retrace_every_call():
         c(tg.ones(2))
     assert c.traces == 1
     assert box.calls == 1       # the Python side effect ran while tracing only
+
+
+# ---- numbers inside a list or dict, and tuples of numbers (issue 15: "dict entries") --------
+CFG = {"lr": 0.1, "name": "sgd"}
+BETAS = (0.5, 2.0)
+
+
+def test_numbers_in_a_closure_list_a_global_dict_and_a_global_tuple_are_guarded(caplog):
+    global BETAS
+    CFG["lr"], BETAS = 0.1, (0.5, 2.0)
+    lr = [0.1]            # the script anneals lr[0] in place: the list keeps its identity
+    v = tg.nn.Parameter(tg.ones(2))
+
+    @tg.compile
+    def step(x):
+        loss = (v * x).sum()
+        loss.backward()
+        with tg.no_grad():
+            v.data.add_(v.grad, alpha=-(lr[0] + CFG["lr"]) * BETAS[0])
+            v.grad = None
+        return loss
+
+    seen = []
+    with caplog.at_level(logging.INFO, logger="tracegrad.compile"):
+        for change in ("none", "list", "dict", "tuple"):
+            if change == "list":
+                lr[0] = 0.3
+            elif change == "dict":
+                CFG["lr"] = 0.5
+            elif change == "tuple":
+                BETAS = (1.0, 2.0)
+            step(tg.ones(2))
+            seen.append(float(v.detach().numpy()[0]))
+    # plain arithmetic (torch 2.13 eager gives the same): 1 - 0.1, then - 0.2, - 0.4, - 0.8
+    np.testing.assert_allclose(seen, [0.9, 0.7, 0.3, -0.5], rtol=1e-6)
+    assert step.traces == 4
+    assert "closure variable lr[0] changed: 0.1 -> 0.3" in caplog.text
+    assert "global CFG['lr'] changed: 0.1 -> 0.5" in caplog.text
+    assert "global BETAS changed: (0.5, 2.0) -> (1.0, 2.0)" in caplog.text
+
+
+def test_a_list_the_step_appends_to_does_not_retrace():
+    history = []
+    v = tg.nn.Parameter(tg.ones(2))
+
+    @tg.compile
+    def step(x):
+        loss = (v * x).sum()
+        history.append(1.0)     # the call's own state: appended entries are new, not changed
+        return loss
+
+    for _ in range(3):
+        step(tg.ones(2))
+    assert step.traces == 1

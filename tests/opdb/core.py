@@ -198,6 +198,9 @@ class OpInfo:
         exercised_by: for an op no call from the user API can run on its own (a mark of one
             tape carrying its Python hooks): why, and the tests that run it instead.  Such
             an entry has no samples (`fn` and `ref` are None).
+        no_fd: why central differences cannot check a differentiable op at any point (its
+            gradient is not its value's derivative by design); its gradients are checked
+            against the jax reference's instead.  Empty: at least one `fd` sample.
     """
 
     name: str
@@ -219,6 +222,7 @@ class OpInfo:
     complex_samples: Any = None
     point_checks: tuple = ()
     exercised_by: str = ""
+    no_fd: str = ""
 
     def tol(self, dtype) -> tuple[float, float]:
         return self.tols.get(dtype, DEFAULT_TOLS.get(dtype, (0.0, 0.0)))

@@ -152,7 +152,8 @@ OPS = [
                                Sample((uniform(rng, (), dtype), uniform(rng, (), dtype)), fd=False)],
            complex_samples=2,
            notes="the value of `new`, the gradient of `input`: finite differences disagree by "
-                 "design, the jax reference (a stop_gradient) is what compares"),
+                 "design, the jax reference (a stop_gradient) is what compares",
+           no_fd="its value is `new`'s and its gradient goes to `input`"),
     OpInfo("gauge_check", _gauge_check, lambda xp, x, got=None: x * 1,
            lambda rng, dtype: [Sample((uniform(rng, (2, 2), dtype),)),
                                Sample((uniform(rng, (3,), dtype),))],

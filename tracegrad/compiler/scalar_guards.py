@@ -17,11 +17,14 @@ What is watched (a number is a ``bool``, ``int`` or ``float``, NumPy scalars inc
 - the numbers of each param group of an optimizer whose parameters the trace lifted,
   when the optimizer's class has its own ``step()`` (tracegrad's optimizers read their
   hyper-parameters as program inputs instead: optim/optimizer.py);
-- the numeric attributes of the modules the trace ran (``Dropout.p``, ``eps``).
+- the numeric attributes of the modules the trace ran (``Dropout.p``, ``eps``);
+- the numbers directly inside a list or dict that a global or closure variable the code
+  names holds (``lr[0]``, ``cfg["clip"]``; their first `_MAX_ITEMS` entries), and a
+  tuple of numbers held there as one value (``betas = (0.9, 0.99)`` rebound).
 
 A number the traced call itself changed is the function's own state (a step counter),
 not an input of the program: it is left unguarded, so such a function does not retrace
-on every call.  Numbers reached in other ways (a dict entry of a global dict, an
+on every call.  Numbers reached in other ways (an entry of a list inside a dict, an
 attribute two levels down) are not watched: pass them as arguments (static arguments
 are part of the call key) or keep them in tensors.
 """
@@ -35,10 +38,17 @@ from .guards import GuardFailure
 
 _DEPTH = 3          # how many calls deep global functions are followed
 _MAX_WATCHED = 512  # a bound on the snapshot (a check runs on every call)
+_MAX_ITEMS = 64     # entries watched per list or dict
 
 
 def is_number(v) -> bool:
     return isinstance(v, numbers.Number) and not isinstance(v, complex)
+
+
+def _watched_value(v) -> bool:
+    """A number, or a (short) tuple of numbers: a value a trace can bake in, compared whole."""
+    return is_number(v) or (isinstance(v, tuple) and 0 < len(v) <= _MAX_ITEMS
+                            and all(is_number(e) for e in v))
 
 
 def _codes(code: types.CodeType):
@@ -102,6 +112,20 @@ class ScalarGuards:
                 if v is not None and is_number(v):
                     watch("attr", obj, name, v, f"{label}.{name}")
 
+        def items_of(container, label):
+            # a list or dict mutated in place keeps its identity, so its entries are watched
+            # one by one (the script's ``lr[0] /= 4``, ``cfg["clip"] = 0.5``)
+            if isinstance(container, dict):
+                pairs = [(k, v) for k, v in list(container.items())[:_MAX_ITEMS]
+                         if isinstance(k, (str, int))]
+            elif isinstance(container, list):
+                pairs = list(enumerate(container[:_MAX_ITEMS]))
+            else:
+                return
+            for k, v in pairs:
+                if _watched_value(v):
+                    watch("item", container, k, v, f"{label}[{k!r}]")
+
         def scan(f, depth):
             code = getattr(f, "__code__", None)
             if code is None or depth > _DEPTH:
@@ -114,21 +138,25 @@ class ScalarGuards:
                 if name not in g:
                     continue
                 v = g[name]
-                if is_number(v):
+                if _watched_value(v):
                     watch("global", g, name, v, f"global {name}")
                 elif _user_function(v) and v is not f:
                     scan(v, depth + 1)
                 elif _plain_object(v):
                     attrs_of(v, names, name)
+                else:
+                    items_of(v, f"global {name}")
             for var, cell in zip(code.co_freevars, f.__closure__ or ()):
                 try:
                     v = cell.cell_contents
                 except ValueError:     # an empty cell (assigned later)
                     continue
-                if is_number(v):
+                if _watched_value(v):
                     watch("cell", cell, None, v, f"closure variable {var}")
                 elif _plain_object(v):
                     attrs_of(v, names, var)
+                else:
+                    items_of(v, f"closure variable {var}")
 
         target = fn
         if not hasattr(fn, "__code__"):          # a callable object (an nn.Module): its call
@@ -173,8 +201,11 @@ class ScalarGuards:
                     now = _MISSING
             elif kind == "attr":
                 now = vars(owner).get(key, _MISSING)
-            else:
-                now = owner.get(key, _MISSING)
+            else:   # a dict's entry or a list's item
+                try:
+                    now = owner[key]
+                except (KeyError, IndexError):
+                    now = _MISSING
             if not _same(now, value):
                 shown = "deleted" if now is _MISSING else repr(now)
                 return GuardFailure(f"{label} changed: {value!r} -> {shown} (a Python number "
