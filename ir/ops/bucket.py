@@ -100,8 +100,8 @@ def _histc(ops, input, bins=100, min=0, max=0):  # noqa: A002  (torch's paramete
                                     f"(torch: \"histogram_cpu\" not implemented); convert it "
                                     f"with .float()"))
     if bins < 1:
-        raise _fail(ops, RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} "
-                                      f"for dimension 0"))
+        raise _fail(ops, RuntimeError(f"histc: bins must be > 0, but got {bins} (torch: "
+                                      f"'torch.histogram(): bins must be > 0')"))
     if max < min:
         raise _fail(ops, RuntimeError("torch.histc: max must be larger than min"))
     x = ops.reshape(ops.stop_gradient(input), (-1,))
