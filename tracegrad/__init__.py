@@ -75,7 +75,23 @@ from ._type_info import broadcast_shapes, broadcast_tensors, finfo, iinfo  # noq
 from . import distributions  # noqa: E402  (torch.distributions' everyday part)
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
 
+# torch's aliases of ops tracegrad has (the same functions under torch's other names)
+absolute, multiply, negative, fix, ger = abs, mul, neg, trunc, outer  # noqa: F405
+true_divide = div  # noqa: F405
+arccos, arccosh, arcsin, arcsinh = acos, acosh, asin, asinh  # noqa: F405
+arctan, arctan2, arctanh = atan, atan2, atanh  # noqa: F405
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne  # noqa: F405
+concat = concatenate = cat  # noqa: F405
+row_stack = vstack  # noqa: F405
+
 from ._dump import configure_logging as _configure_logging  # noqa: E402
+from ._torch_names import torch_getattr as _torch_getattr  # noqa: E402
+
+
+def __getattr__(name: str):
+    """A torch 2.13 name tracegrad does not build: NotBuiltError saying what to use instead
+    (an AttributeError too); any other name: AttributeError (tracegrad/_torch_names.py)."""
+    _torch_getattr(name, globals())
 
 _configure_logging()   # TRACEGRAD_LOG
 
