@@ -1,6 +1,8 @@
-"""Op database: issue 16's composites (ir/ops/combine.py, ir/ops/bucket.py): hstack, vstack,
-dstack, column_stack, meshgrid, cartesian_prod, kron, diff, addmm, addmv, baddbmm, addbmm,
-cdist; searchsorted, bucketize, histc (no gradient).  torch 2.13's values for all of them are
+"""Op database: stacking, grids, scaled products, cdist and bucketing (issue 16).
+
+The composites of ir/ops/combine.py (hstack, vstack, dstack, column_stack, meshgrid,
+cartesian_prod, kron, diff, addmm, addmv, baddbmm, addbmm, cdist) and ir/ops/bucket.py
+(searchsorted, bucketize, histc: no gradient).  torch 2.13's values for all of them are
 recorded in tests/api/test_surface_ops_more.py; the references here are NumPy's functions.
 """
 from __future__ import annotations
