@@ -75,14 +75,11 @@ from ._type_info import broadcast_shapes, broadcast_tensors, finfo, iinfo  # noq
 from . import distributions  # noqa: E402  (torch.distributions' everyday part)
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
 
-# torch's aliases of ops tracegrad has (the same functions under torch's other names)
-absolute, multiply, negative, fix, ger = abs, mul, neg, trunc, outer  # noqa: F405
-true_divide = div  # noqa: F405
-arccos, arccosh, arcsin, arcsinh = acos, acosh, asin, asinh  # noqa: F405
-arctan, arctan2, arctanh = atan, atan2, atanh  # noqa: F405
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne  # noqa: F405
-concat = concatenate = cat  # noqa: F405
-row_stack = vstack  # noqa: F405
+# torch's alias names of ops tracegrad has: the Tensor methods' table, plus torch.* only ones
+for _alias, _op in {**_inplace_math.ALIASES, "concat": "cat", "concatenate": "cat",
+                    "row_stack": "vstack", "ger": "outer"}.items():
+    globals()[_alias] = globals()[_op]
+del _alias, _op
 
 from ._dump import configure_logging as _configure_logging  # noqa: E402
 from ._torch_names import torch_getattr as _torch_getattr  # noqa: E402

@@ -52,7 +52,7 @@ TORCH_NAMES = frozenset((
     "cudnn_affine_grid_generator cudnn_batch_norm cudnn_convolution "
     "cudnn_convolution_add_relu cudnn_convolution_relu cudnn_convolution_transpose "
     "cudnn_grid_sampler cudnn_is_acceptable cumulative_trapezoid deg2rad deg2rad_ dequantize "
-    "det detach detach_ detach_copy diagflat diagonal_copy diagonal_scatter dist divide "
+    "det detach detach_ detach_copy diagflat diagonal_copy diagonal_scatter dist "
     "dropout dropout_ dsmm dsplit eig embedding embedding_bag embedding_renorm_ "
     "empty_permuted empty_quantized empty_strided erf_ erfc_ exp2_ exp_ expand_copy expm1_ "
     "export fake_quantize_per_channel_affine fake_quantize_per_tensor_affine "
@@ -114,7 +114,7 @@ TORCH_NAMES = frozenset((
     "sparse_bsr sparse_bsr_tensor sparse_compressed_tensor sparse_coo sparse_coo_tensor "
     "sparse_csc sparse_csc_tensor sparse_csr sparse_csr_tensor split_copy split_with_sizes "
     "split_with_sizes_copy spmm sqrt_ square_ squeeze_copy sspaddmm stft storage strided svd "
-    "svd_lowrank swapaxes swapdims sym_constrain_range sym_constrain_range_for_size "
+    "svd_lowrank sym_constrain_range sym_constrain_range_for_size "
     "sym_float sym_fresh_size sym_int sym_ite sym_max sym_min sym_not sym_sqrt sym_sum "
     "symeig t_copy take tan_ tanh_ tensor_split testing thread_safe_generator threshold "
     "threshold_ to_dlpack torch_version transpose_copy trapezoid trapz triangular_solve "
@@ -130,7 +130,6 @@ _LINALG = {"det": "det", "inverse": "inv", "cholesky": "cholesky", "qr": "qr", "
            "symeig": "eigh", "eig": "eigh (symmetric matrices)",
            "frobenius_norm": "norm", "nuclear_norm": "norm"}
 _SPECIFIC = {
-    "divide": "tg.div, or a / b (rounding_mode: tg.floor_divide(a, b) or tg.trunc(a / b))",
     "GradScaler": "tg.amp.GradScaler",
     "fft": "numpy.fft / jax.numpy.fft on x.numpy() (no gradient)",
     "vmap": "tg.func has grad / jvp / vjp; batch over a leading dim with ordinary tensor ops",

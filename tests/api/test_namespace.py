@@ -154,7 +154,7 @@ def test_pickled_size_and_dtype_round_trip():
 
 @pytest.mark.parametrize("name, instead", [
     ("fft", "jax.numpy.fft"), ("sin_", "x.sin_(...), or tg.sin(x, out=x)"),
-    ("float8_e4m3fn", "tracegrad's dtypes are bool"), ("divide", "tg.floor_divide"),
+    ("float8_e4m3fn", "tracegrad's dtypes are bool"), ("inverse", "tg.linalg.inv"),
     ("det", "tg.linalg.det"), ("sparse_coo_tensor", "dense tensors"),
     ("quantize_per_tensor", "no quantization"), ("ScriptModule", "tg.compile traces"),
     ("view_copy", "tg.view(...).clone()"), ("lcm", "from tracegrad ops"),
@@ -185,4 +185,5 @@ def test_torch_aliases():
     assert tg.multiply(x, 2).tolist() == [1.0, -0.5] and tg.fix(x).tolist() == [0.0, -0.0]
     assert tg.concat([x, x]).shape == (4,) and tg.row_stack([x, x]).shape == (2, 2)
     assert tg.not_equal(x, 0.5).tolist() == [False, True]
-    assert tg.true_divide(x, 2).tolist() == [0.25, -0.125]
+    assert tg.true_divide(x, 2).tolist() == [0.25, -0.125] == tg.divide(x, 2).tolist()
+    assert tg.swapaxes(tg.ones(2, 3), 0, 1).shape == (3, 2)

@@ -456,3 +456,12 @@ def test_parameters_to_vector_and_back():
         tg.nn.utils.vector_to_parameters([1.], lin.parameters())
     with pytest.raises(RuntimeError, match=r"9 in all\), got f32\[3\]"):
         tg.nn.utils.vector_to_parameters(tg.ones(3), lin.parameters())
+
+
+def test_inplace_scaled_products():
+    x = tg.ones(2, 2)
+    # torch 2.13: ones(2, 2).addmm_(ones, ones, alpha=2) is all 5; baddbmm_ with beta 0 all 2
+    assert x.addmm_(tg.ones(2, 2), tg.ones(2, 2), alpha=2).tolist() == [[5., 5.], [5., 5.]]
+    b = tg.full((1, 2, 2), float("nan"))
+    assert b.baddbmm_(tg.ones(1, 2, 1), tg.ones(1, 1, 2), beta=0, alpha=2).tolist() == \
+        [[[2., 2.], [2., 2.]]]
