@@ -26,6 +26,9 @@ BIG1, BIG2 = _a(30, 3), _a(27, 3)
 
 # name: (fn(M, *tensors), float64 inputs); every input is differentiated
 GRAD_CASES = {
+    "atleast_2d": (lambda M, x, y: M.atleast_2d(x, y), (V3, X23)),
+    "atleast_3d": (lambda M, x, y: M.atleast_3d([x, y]), (V3, X23)),
+    "atleast_1d_0d": (lambda M, x: M.atleast_1d(x.sum()), (V3,)),
     "hstack": (lambda M, x, y: M.hstack([x, y]), (X23, Y23)),
     "hstack_1d": (lambda M, x, y: M.hstack([x, y]), (V3, V2)),
     "vstack": (lambda M, x, y: M.vstack([x, y[0]]), (X23, Y23)),

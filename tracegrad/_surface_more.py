@@ -1,7 +1,7 @@
 """More of torch's top-level functions (issue 16): the eager-only ones whose output shape
 depends on values (``unique``, ``bincount``), the index creators ``tril_indices`` /
-``triu_indices``, and the ``*tensors`` spellings of the registry composites ``meshgrid`` and
-``cartesian_prod`` (ir/ops/combine.py), which take a list as every variadic registry op does.
+``triu_indices``, and the ``*tensors`` spellings of the registry composites ``meshgrid``,
+``cartesian_prod`` and ``atleast_{1,2,3}d`` (ir/ops/combine.py), which take a list as every variadic registry op does.
 
 ``unique`` and ``bincount`` run in NumPy on concrete values, as `nonzero` does: inside
 ``tg.compile`` they raise TraceError (a graph break for a whole-function fallback), and
@@ -39,6 +39,22 @@ def cartesian_prod(*tensors):
 
 _STATIC = {"unique": "a fixed-size form (sort, or one_hot(x, n) for n known values)",
            "bincount": "one_hot(x, n).sum(0), or scatter_add into tg.zeros(n), for a known n"}
+
+
+def _at_least(nd: int):
+    op = getattr(_ops, f"atleast_{nd}d")
+
+    def atleast(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+            return op(tensors[0])
+        return tuple(op(t) for t in _tensors(f"atleast_{nd}d", tensors))
+    atleast.__name__ = atleast.__qualname__ = f"atleast_{nd}d"
+    atleast.__doc__ = (f"`input` viewed with at least {nd} dims (torch.atleast_{nd}d: the "
+                       f"registry composite); several tensors, or a list, give a tuple.")
+    return atleast
+
+
+atleast_1d, atleast_2d, atleast_3d = _at_least(1), _at_least(2), _at_least(3)
 
 
 def _concrete(name: str, input) -> np.ndarray:
@@ -145,7 +161,7 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
     return _tri_indices("triu_indices", False, row, col, offset, dtype)
 
 
-__all__ = ["bincount", "cartesian_prod", "meshgrid", "tril_indices", "triu_indices", "unique"]
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "bincount", "cartesian_prod", "meshgrid", "tril_indices", "triu_indices", "unique"]
 
 
 @attach

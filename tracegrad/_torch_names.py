@@ -37,8 +37,8 @@ TORCH_NAMES = frozenset((
     "adaptive_avg_pool1d adaptive_max_pool1d addmv_ addr adjoint affine_grid_generator "
     "alias_copy alpha_dropout alpha_dropout_ aminmax ao arccos_ arccosh_ arcsin_ arcsinh_ "
     "arctan_ arctanh_ are_deterministic_algorithms_enabled argwhere as_strided_ "
-    "as_strided_copy as_strided_scatter asarray asin_ asinh_ atan_ atanh_ atleast_1d "
-    "atleast_2d atleast_3d autocast_decrement_nesting autocast_increment_nesting avg_pool1d "
+    "as_strided_copy as_strided_scatter asarray asin_ asinh_ atan_ atanh_ "
+    "autocast_decrement_nesting autocast_increment_nesting avg_pool1d "
     "bartlett_window batch_norm batch_norm_backward_elemt batch_norm_backward_reduce "
     "batch_norm_elemt batch_norm_gather_stats batch_norm_gather_stats_with_counts "
     "batch_norm_stats batch_norm_update_stats bilinear binomial bit bits16 bits1x8 bits2x4 "
@@ -142,8 +142,6 @@ _SPECIFIC = {
     "are_deterministic_algorithms_enabled": "tracegrad's kernels are deterministic",
     "set_float32_matmul_precision": "tracegrad computes float32 matmuls in float32",
     "get_float32_matmul_precision": "tracegrad computes float32 matmuls in float32",
-    "atleast_1d": "x.reshape(-1) for a 0-d x (tg.hstack / vstack / dstack do this inside)",
-    "atleast_2d": "x.reshape(1, -1) for a 0-d / 1-d x", "atleast_3d": "x.reshape(1, -1, 1)",
     "unique_consecutive": "tg.unique (sorted; eager only)",
     "histogram": "tg.histc (counts of equal-width bins)",
     "export": "tg.compile and jax.export of the program it lowers to (see tg.onnx)",

@@ -1,5 +1,5 @@
 """torch functions that combine tensors, written as registry composites of existing ops:
-hstack / vstack / dstack / column_stack, meshgrid, cartesian_prod, kron, diff, the scaled
+atleast_1d/2d/3d, hstack / vstack / dstack / column_stack, meshgrid, cartesian_prod, kron, diff, the scaled
 products addmm / addmv / baddbmm / addbmm, and cdist.
 
 Every one is differentiable through the ops it emits and traces into one static program.
@@ -10,7 +10,7 @@ import warnings
 
 from .. import types as T
 from ..errors import DTypeError, ShapeError
-from ..registry import COMPLEX, defcomposite
+from ..registry import COMPLEX, VIEW, defcomposite
 from ._common import norm_dim
 from ._matrix import _fail, _need_tensors, _ty
 
@@ -262,6 +262,11 @@ def _cdist(ops, x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary
     return _safe_root(ops, ops.sum(ops.mul(diff, diff) if p == 2 else ops.pow(diff, p), (-1,)), p)
 
 
+for _nd in (1, 2, 3):
+    defcomposite(f"atleast_{_nd}d", "input: Tensor",
+                 lambda ops, input, _nd=_nd: _at_least(ops, input, _nd),
+                 ref=f"torch.atleast_{_nd}d (one tensor; tg.atleast_{_nd}d(a, b) gives a tuple)",
+                 flags=COMPLEX | VIEW)
 _STACK = {"hstack": _hstack, "vstack": _vstack, "dstack": _dstack,
           "column_stack": _column_stack}
 for _name, _fn in _STACK.items():

@@ -1,6 +1,6 @@
 """Op database: stacking, grids, scaled products, cdist and bucketing (issue 16).
 
-The composites of ir/ops/combine.py (hstack, vstack, dstack, column_stack, meshgrid,
+The composites of ir/ops/combine.py (atleast_1d/2d/3d, hstack, vstack, dstack, column_stack, meshgrid,
 cartesian_prod, kron, diff, addmm, addmv, baddbmm, addbmm, cdist) and ir/ops/bucket.py
 (searchsorted, bucketize, histc: no gradient).  torch 2.13's values for all of them are
 recorded in tests/api/test_surface_ops_more.py; the references here are NumPy's functions.
@@ -118,7 +118,14 @@ def _histc_samples(rng, dtype):
 STACK_SHAPES = [((2, 3), (2, 1)), ((3,), (2,))]
 NO_GRAD = "no gradient (torch's outputs are indices or counts)"
 
+def _atleast_samples(rng, dtype):
+    return [Sample((uniform(rng, s, dtype),)) for s in ((), (3,), (2, 3), (2, 1, 2))]
+
+
 OPS = [
+    *(OpInfo(f"atleast_{nd}d", getattr(tg, f"atleast_{nd}d"),
+             lambda xp, x, nd=nd: getattr(xp, f"atleast_{nd}d")(x), _atleast_samples,
+             complex_samples=1) for nd in (1, 2, 3)),
     OpInfo("hstack", _list(tg.hstack), lambda xp, *xs: xp.hstack(xs), _pairs(STACK_SHAPES),
            error_inputs=lambda: [ErrorInput((), ValueError, ("hstack", "non-empty"))],
            complex_samples=1),
