@@ -1,5 +1,5 @@
 """More of torch's top-level functions (issue 16): the eager-only ones whose output shape
-depends on values (``unique``, ``bincount``), the index creators ``tril_indices`` /
+depends on values (``unique``, ``unique_consecutive``, ``bincount``), the index creators ``tril_indices`` /
 ``triu_indices``, and the ``*tensors`` spellings of the registry composites ``meshgrid``,
 ``cartesian_prod`` and ``atleast_{1,2,3}d`` (ir/ops/combine.py), which take a list as every variadic registry op does.
 
@@ -38,6 +38,7 @@ def cartesian_prod(*tensors):
 
 
 _STATIC = {"unique": "a fixed-size form (sort, or one_hot(x, n) for n known values)",
+           "unique_consecutive": "a fixed-size form (x[1:] != x[:-1] as a mask)",
            "bincount": "one_hot(x, n).sum(0), or scatter_add into tg.zeros(n), for a known n"}
 
 
@@ -97,6 +98,38 @@ def unique(input, sorted: bool = True, return_inverse: bool = False,  # noqa: A0
         out.append(Tensor(inverse.astype(np.int64)))
     if return_counts:
         out.append(Tensor(counts.astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@_state.located
+def unique_consecutive(input, return_inverse: bool = False, return_counts: bool = False,
+                       dim: int | None = None):
+    """`input` with each run of equal consecutive elements (slices along `dim`) kept once
+    (torch.unique_consecutive); returns as `unique`.  Eager only, no gradient.
+
+    Raises:
+        TraceError: inside `tg.compile`.  IndexError: `dim` out of range.
+    """
+    a = _concrete("unique_consecutive", input)
+    if dim is None:
+        rows, shape = a.reshape(-1, 1), a.shape
+    else:
+        d = dim + a.ndim if dim < 0 else dim
+        if not 0 <= d < max(1, a.ndim):
+            raise IndexError(f"unique_consecutive: Dimension out of range (expected to be in "
+                             f"range of [{-a.ndim}, {a.ndim - 1}], but got {dim})")
+        moved = np.moveaxis(a, d, 0)
+        rows, shape = moved.reshape(moved.shape[0], -1), (moved.shape[0],)
+    starts = np.ones(rows.shape[0], bool)
+    starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    first = np.flatnonzero(starts)
+    values = a.reshape(-1)[first] if dim is None else np.moveaxis(np.moveaxis(a, d, 0)[first],
+                                                                  0, d)
+    out = [Tensor(np.ascontiguousarray(values))]
+    if return_inverse:
+        out.append(Tensor((np.cumsum(starts) - 1).reshape(shape).astype(np.int64)))
+    if return_counts:
+        out.append(Tensor(np.diff(np.append(first, rows.shape[0])).astype(np.int64)))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -161,7 +194,8 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
     return _tri_indices("triu_indices", False, row, col, offset, dtype)
 
 
-__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "bincount", "cartesian_prod", "meshgrid", "tril_indices", "triu_indices", "unique"]
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "bincount", "cartesian_prod", "meshgrid", "tril_indices", "triu_indices", "unique",
+           "unique_consecutive"]
 
 
 @attach
@@ -169,6 +203,9 @@ class _MoreMethods:
     def unique(self, sorted=True, return_inverse=False, return_counts=False,  # noqa: A002
                dim=None):
         return unique(self, sorted, return_inverse, return_counts, dim)
+
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        return unique_consecutive(self, return_inverse, return_counts, dim)
 
     def bincount(self, weights=None, minlength=0):
         return bincount(self, weights, minlength)

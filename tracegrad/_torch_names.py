@@ -120,7 +120,7 @@ TORCH_NAMES = frozenset((
     "threshold_ to_dlpack torch_version transpose_copy trapezoid trapz triangular_solve "
     "triplet_margin_loss trunc_ typename types uint1 uint16 uint2 uint3 uint32 "
     "uint4 uint5 uint6 uint64 uint7 unbind_copy unfold_copy unify_type_list "
-    "unique_consecutive unravel_index unsafe_chunk unsafe_split unsafe_split_with_sizes "
+    "unravel_index unsafe_chunk unsafe_split unsafe_split_with_sizes "
     "unsqueeze_copy use_deterministic_algorithms values_copy vander version "
     "view_as_complex_copy view_as_real_copy view_copy vmap vsplit wait while_loop windows "
     "xlogy_ xpu zero_ ").split())
@@ -142,7 +142,6 @@ _SPECIFIC = {
     "are_deterministic_algorithms_enabled": "tracegrad's kernels are deterministic",
     "set_float32_matmul_precision": "tracegrad computes float32 matmuls in float32",
     "get_float32_matmul_precision": "tracegrad computes float32 matmuls in float32",
-    "unique_consecutive": "tg.unique (sorted; eager only)",
     "histogram": "tg.histc (counts of equal-width bins)",
     "export": "tg.compile and jax.export of the program it lowers to (see tg.onnx)",
     "OutOfMemoryError": "tg.AllocationError (what tracegrad raises when memory runs out)",
