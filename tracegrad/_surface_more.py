@@ -9,6 +9,8 @@ their results carry no gradient.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from tracegrad.ir import types as T
@@ -28,6 +30,10 @@ def _tensors(name: str, tensors) -> list:
 def meshgrid(*tensors, indexing: str | None = None):
     """``meshgrid(a, b, ...)`` or ``meshgrid([a, b, ...])``: the registry composite (torch.
     meshgrid; omitting `indexing` means "ij" with torch's UserWarning)."""
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
     return _ops.meshgrid(_tensors("meshgrid", tensors), indexing=indexing)
 
 

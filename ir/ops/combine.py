@@ -6,8 +6,6 @@ Every one is differentiable through the ops it emits and traces into one static 
 """
 from __future__ import annotations
 
-import warnings
-
 from .. import types as T
 from ..errors import DTypeError, ShapeError
 from ..registry import COMPLEX, VIEW, defcomposite
@@ -73,7 +71,7 @@ def _numel(t) -> int:
 def _meshgrid(ops, *tensors, indexing=None):
     """Coordinate grids of 0-d / 1-d tensors (torch.meshgrid): with ``indexing="ij"`` output i
     has shape ``(len(t0), len(t1), ...)``; ``"xy"`` swaps the first two dims.  Leaving
-    `indexing` out means "ij" with torch's UserWarning.
+    `indexing` out means "ij" (tg.meshgrid adds torch's UserWarning).
 
     Returns:
         A tuple of expanded views, one per input, all of one dtype (they must share it).
@@ -81,9 +79,7 @@ def _meshgrid(ops, *tensors, indexing=None):
         RuntimeError: indexing not "ij"/"xy", an input of more than one dim, dtypes differ.
     """
     _tensor_list(ops, "meshgrid", tensors)
-    if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
+    if indexing is None:   # tg.meshgrid warns at the user's line first, as torch
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise _fail(ops, RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", '
