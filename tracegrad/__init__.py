@@ -34,6 +34,9 @@ from . import _inplace_math, _surface_ops  # noqa: E402,F401  (more of Tensor's 
 from ._strided import as_strided  # noqa: E402  (a view of the input's storage)
 from ._surface_ops import (add, broadcast_to, isin, median, repeat_interleave,  # noqa: E402
                            select, sub, subtract, trace)
+from ._surface_more import (atleast_1d, atleast_2d, atleast_3d, bincount,  # noqa: E402
+                            cartesian_prod, meshgrid, tril_indices, triu_indices, unique,
+                            unique_consecutive)
 
 _add_registry_methods()   # after the methods Tensor spells itself (they take precedence)
 _inplace_math.install()   # after the registry methods: it wraps them
@@ -73,7 +76,20 @@ from ._type_info import broadcast_shapes, broadcast_tensors, finfo, iinfo  # noq
 from . import distributions  # noqa: E402  (torch.distributions' everyday part)
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
 
+# torch's alias names of ops tracegrad has: the Tensor methods' table, plus torch.* only ones
+for _alias, _op in {**_inplace_math.ALIASES, "concat": "cat", "concatenate": "cat",
+                    "row_stack": "vstack", "ger": "outer"}.items():
+    globals()[_alias] = globals()[_op]
+del _alias, _op
+
 from ._dump import configure_logging as _configure_logging  # noqa: E402
+from ._torch_names import torch_getattr as _torch_getattr  # noqa: E402
+
+
+def __getattr__(name: str):
+    """A torch 2.13 name tracegrad does not build: NotBuiltError saying what to use instead
+    (an AttributeError too); any other name: AttributeError (tracegrad/_torch_names.py)."""
+    _torch_getattr(name, globals())
 
 _configure_logging()   # TRACEGRAD_LOG
 

@@ -41,11 +41,11 @@ def _is_traced(t: Tensor) -> bool:
     return isinstance(t._data, Value)
 
 
-def _value_error(what: str, t: Tensor) -> TraceError:
+def _value_error(what: str, t: Tensor,
+                 instead: str = "tg.where / masked_fill (shape-preserving)") -> TraceError:
     return TraceError(f"{what}: the result's shape depends on the values of {t._type}, which "
                       "tg.compile does not know while tracing; do this outside the compiled "
-                      "function, or use tg.where / masked_fill (shape-preserving)"
-                      ).add_location(_state.user_location(2))
+                      f"function, or use {instead}").add_location(_state.user_location(2))
 
 
 def _token(k):

@@ -6,4 +6,5 @@ from . import (binary, complex, conv, index, rnn,  # noqa: F401
                random, reduce, scans, scatter, host,  # host: hooks and autograd.Function nodes
                shape, rearrange, diagonal, pad, creation,
                sort, special, strided, unary,  # strided: as_strided
-               division, closeness)                # floor_divide; isclose, allclose, equal
+               division, closeness,               # floor_divide; isclose, allclose, equal
+               combine, bucket)                   # hstack, meshgrid, addmm, cdist ...; searchsorted, histc

@@ -150,3 +150,40 @@ def test_torchscript_is_refused_naming_tg_compile_and_its_markers_pass_through()
 
 def test_pickled_size_and_dtype_round_trip():
     assert pickle.loads(pickle.dumps(tg.Size([1, 2]))) == (1, 2)
+
+
+@pytest.mark.parametrize("name, instead", [
+    ("fft", "jax.numpy.fft"), ("sin_", "x.sin_(...), or tg.sin(x, out=x)"),
+    ("float8_e4m3fn", "tracegrad's dtypes are bool"), ("inverse", "tg.linalg.inv"),
+    ("det", "tg.linalg.det"), ("sparse_coo_tensor", "dense tensors"),
+    ("quantize_per_tensor", "no quantization"), ("ScriptModule", "tg.compile traces"),
+    ("view_copy", "tg.view(...).clone()"), ("lcm", "from tracegrad ops"),
+])
+def test_torch_names_not_built_say_what_instead(name, instead):
+    # torch 2.13 has every one of these at top level (dir(torch)); tracegrad does not
+    with pytest.raises(NotImplementedError, match=f"tracegrad.{name} is not built") as info:
+        getattr(tg, name)
+    assert instead in str(info.value)
+    assert isinstance(info.value, AttributeError) and not hasattr(tg, name)
+
+
+def test_unknown_names_stay_plain_attribute_errors():
+    with pytest.raises(AttributeError, match="module 'tracegrad' has no attribute 'nosuch'") as e:
+        tg.nosuch
+    assert not isinstance(e.value, NotImplementedError)
+
+
+def test_the_not_built_list_holds_no_built_name():
+    from tracegrad._torch_names import TORCH_NAMES
+    assert not sorted(n for n in TORCH_NAMES if n in vars(tg))
+
+
+def test_torch_aliases():
+    x = tg.tensor([0.5, -0.25])
+    # torch 2.13: arccos(x) = [1.0471976, 1.8234766]; multiply(x, 2) = [1.0, -0.5]
+    assert tg.arccos(x).tolist() == pytest.approx([1.0471976, 1.8234766])
+    assert tg.multiply(x, 2).tolist() == [1.0, -0.5] and tg.fix(x).tolist() == [0.0, -0.0]
+    assert tg.concat([x, x]).shape == (4,) and tg.row_stack([x, x]).shape == (2, 2)
+    assert tg.not_equal(x, 0.5).tolist() == [False, True]
+    assert tg.true_divide(x, 2).tolist() == [0.25, -0.125] == tg.divide(x, 2).tolist()
+    assert tg.swapaxes(tg.ones(2, 3), 0, 1).shape == (3, 2)

@@ -59,10 +59,12 @@ class NotBuiltError(NotImplementedError, AttributeError):
     a name that is not built as missing."""
 
 
-def refuse(module: str, name: str, known: frozenset):
-    """The module-level ``__getattr__`` answer for `name` in `module`."""
+def refuse(module: str, name: str, known: frozenset, hint=None):
+    """The module-level ``__getattr__`` answer for `name` in `module`: NotBuiltError for a
+    torch name in `known` (what to do instead from ``hint(name)``, default this module's
+    HINTS), else the plain AttributeError."""
     if name in known:
-        raise NotBuiltError(f"{module}.{name} is not built in tracegrad: "
-                                  f"{HINTS.get(name, _COMPOSE)}. docs/porting.md lists "
-                                  f"what exists")
+        instead = hint(name) if hint is not None else HINTS.get(name, _COMPOSE)
+        raise NotBuiltError(f"{module}.{name} is not built in tracegrad: {instead}. "
+                            f"docs/porting.md lists what exists")
     raise AttributeError(f"module '{module}' has no attribute '{name}'")

@@ -1,5 +1,8 @@
-"""torch.nn.utils for tracegrad: gradient clipping; `rnn` (packed sequences)."""
+"""torch.nn.utils for tracegrad: gradient clipping; parameters as one vector; `rnn`
+(packed sequences)."""
 from . import rnn
 from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
+from .convert_parameters import parameters_to_vector, vector_to_parameters
 
-__all__ = ["rnn", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
+__all__ = ["rnn", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
+           "parameters_to_vector", "vector_to_parameters"]
