@@ -83,10 +83,15 @@ def _random_kernel(xp, key, *, size, dtype, distribution):
     return xp.reshape(out, size).astype(np_dtype)
 
 
-def _random_infer(types, *, size, dtype, distribution):
-    key = types[0]
+def _check_key(op: str, key) -> None:
+    # a key of another type would run (the cipher takes any integer words) and hand a
+    # wrong-typed key to the next draw; the verifier must refuse it (found by the fuzzer)
     if key.shape != (2,) or key.dtype is not T.uint32:
-        raise DTypeError(f"random: the key must be u32[2], got {key}")
+        raise DTypeError(f"{op}: the key must be u32[2], got {key}")
+
+
+def _random_infer(types, *, size, dtype, distribution):
+    _check_key("random", types[0])
     if not dtype.is_floating_point:
         raise DTypeError(f"random: dtype must be floating point, got {dtype.name}")
     if distribution not in ("uniform", "normal"):
@@ -109,10 +114,7 @@ def _next_key_kernel(xp, key):
 
 
 def _next_key_infer(types):
-    # a key of another type would run (the cipher takes any integer words) and hand a
-    # wrong-typed key to the next draw; the verifier must refuse it (found by the fuzzer)
-    if types[0].shape != (2,) or types[0].dtype is not T.uint32:
-        raise DTypeError(f"rng_next_key: the key must be u32[2], got {types[0]}")
+    _check_key("rng_next_key", types[0])
     return types[0]
 
 
