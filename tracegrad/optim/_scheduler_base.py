@@ -2,6 +2,7 @@
 schedulers are in lr_scheduler.py, _schedulers_simple.py and _schedulers_combined.py."""
 from __future__ import annotations
 
+import functools
 import types
 import warnings
 
@@ -17,6 +18,7 @@ def outside_trace(step):
     anyway (optimizer.py), but only after ``last_epoch`` had moved, and the eager re-run
     of a graph break would then step the schedule a second time (StepLR's ``last_epoch``
     2 after one call)."""
+    @functools.wraps(step)
     def checked(self, *args, **kwargs):
         if _state.local.tracer is not None:
             raise TraceError(
@@ -25,9 +27,6 @@ def outside_trace(step):
                 "scheduler.step() outside the compiled function: the compiled step reads the "
                 "new value as data, without retracing")
         return step(self, *args, **kwargs)
-    checked.__name__, checked.__qualname__, checked.__doc__ = (
-        step.__name__, step.__qualname__, step.__doc__)
-    checked.__wrapped__ = step
     return checked
 
 
