@@ -6,6 +6,9 @@
 ``TRACEGRAD_VERIFY``          ``1``: run the IR verifier after every pass
 ``TRACEGRAD_EXECUTOR``        initial executor of backward programs: ``auto`` (default),
                               ``jax`` or ``interpreter`` (``tg.set_executor`` changes it)
+``TRACEGRAD_HOT_AFTER``       an int N: the ``auto`` executor moves a backward program to
+                              jax on its run N + 1 (default: unset, when its interpreter
+                              time reaches its estimated compile time)
 ``TRACEGRAD_CROSSCHECK``      ``1``: run every program on both executors and compare
 ``TRACEGRAD_DUMP``            a folder: write every program (and each pass) there as IR text
 ``TRACEGRAD_LOG``             comma-separated `LOG_CATEGORIES` to log to stderr
@@ -73,6 +76,18 @@ def _executor(raw: str | None) -> str:
     return value
 
 
+def _hot_after(raw: str | None) -> int | None:
+    if raw is None or raw == "":
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"TRACEGRAD_HOT_AFTER={raw!r} is not a run count (an int >= 0)")
+    return value
+
+
 def _log(raw: str | None) -> tuple[str, ...]:
     cats = tuple(_names(raw))
     for cat in cats:
@@ -85,6 +100,7 @@ def _log(raw: str | None) -> tuple[str, ...]:
 _DISABLE_PASSES = _Variable("TRACEGRAD_DISABLE_PASSES", _disabled)
 _VERIFY = _Variable("TRACEGRAD_VERIFY", lambda raw: raw == "1")
 _EXECUTOR = _Variable("TRACEGRAD_EXECUTOR", _executor)
+_HOT_AFTER = _Variable("TRACEGRAD_HOT_AFTER", _hot_after)
 _CROSSCHECK = _Variable("TRACEGRAD_CROSSCHECK", lambda raw: raw == "1")
 _DUMP = _Variable("TRACEGRAD_DUMP", lambda raw: raw or None)
 _LOG = _Variable("TRACEGRAD_LOG", _log)
@@ -103,6 +119,11 @@ def verify() -> bool:
 def executor() -> str:
     """``TRACEGRAD_EXECUTOR``: one of `EXECUTORS`. Raises ValueError on another name."""
     return _EXECUTOR.get()
+
+
+def hot_after() -> int | None:
+    """``TRACEGRAD_HOT_AFTER``: the ``auto`` executor's run count, or None (its cost rule)."""
+    return _HOT_AFTER.get()
 
 
 def crosscheck() -> bool:
@@ -127,11 +148,12 @@ class Settings:
     disabled_passes: frozenset
     verify: bool
     executor: str
+    hot_after: int | None
     crosscheck: bool
     dump: str | None
     log: tuple
 
 
 def snapshot() -> Settings:
-    return Settings(disabled_passes(), verify(), executor(), crosscheck(), dump_directory(),
-                    log_categories())
+    return Settings(disabled_passes(), verify(), executor(), hot_after(), crosscheck(),
+                    dump_directory(), log_categories())

@@ -92,19 +92,75 @@ def test_training_loop_builds_backward_once():
     assert prog.runs == 4
 
 
-def test_auto_executor_switches_to_jax_when_hot(monkeypatch):
-    calls = []
-    real = jax_backend.lower
-    monkeypatch.setattr(jax_backend, "lower", lambda g, *a: calls.append(g) or real(g, *a))
+def _ran_on(monkeypatch):
+    """The executors backward programs run on, in order (cross-check off: under it the
+    interpreter path also runs, and lowers, the jax function)."""
+    from tracegrad.backends.executable import Executable
+    monkeypatch.setenv("TRACEGRAD_CROSSCHECK", "0")
+    ran = []
+    real = Executable.run
+    monkeypatch.setattr(Executable, "run", lambda self, a, ex: ran.append(ex) or real(self, a, ex))
+    return ran
+
+
+def _square_steps(n: int) -> list:
     w = tg.tensor(np.ones(3), requires_grad=True)
     grads = []
-    for _ in range(4):
+    for _ in range(n):
         (w * w).sum().backward()
         grads.append(w.grad.numpy().copy())
         w.grad = None
-    assert len(calls) == 1   # lowered once, on the third run
+    return grads
+
+
+def test_auto_executor_switches_to_jax_when_interpreting_cost_the_compile(monkeypatch):
+    from tracegrad.autograd import backward_program, profiler_programs
+    ran = _ran_on(monkeypatch)
+    lowered = []
+    real = jax_backend.lower
+    monkeypatch.setattr(jax_backend, "lower", lambda g, *a: lowered.append(g) or real(g, *a))
+    ticks = iter(range(1000))   # a fake clock: each interpreter run takes 1 "second"
+    monkeypatch.setattr(backward_program, "_clock", lambda: float(next(ticks)))
+    monkeypatch.setattr(backward_program, "compile_estimate", lambda prog: 3.0)
+    w = tg.tensor(np.ones(3), requires_grad=True)
+    picked = []
+    for i in range(5):
+        loss = (w * w).sum()
+        if i:   # the profiler labels the run by the same rule, read before it
+            picked.append(profiler_programs._executor_of(prog))
+        loss.backward()
+        np.testing.assert_allclose(w.grad.numpy(), 2 * np.ones(3))
+        w.grad = None
+        (prog,) = engine._cache.values()
+    # 1, 2, then 3 s of interpreting reach the 3 s compile estimate: jax from the 4th run
+    assert ran == ["interpreter"] * 3 + ["jax"] * 2
+    assert len(lowered) == 1
+    assert prog.interpreted_s == 3.0 and prog.runs == 5
+    assert picked == ["interpreter"] * 2 + ["jax"] * 2
+
+
+def test_auto_executor_keeps_a_cheap_program_on_the_interpreter(monkeypatch):
+    from tracegrad.autograd import backward_program
+    ran = _ran_on(monkeypatch)
+    grads = _square_steps(6)
+    (prog,) = engine._cache.values()
+    # a 3-node program interprets in ~0.1 ms: far from its ~0.8 s compile estimate
+    assert backward_program.compile_estimate(prog) > 0.75
+    assert 0 < prog.interpreted_s < backward_program.compile_estimate(prog)
+    assert ran == ["interpreter"] * 6
     for g in grads:
-        np.testing.assert_allclose(g, 2 * np.ones(3))
+        np.testing.assert_array_equal(g, 2 * np.ones(3))
+
+
+def test_hot_after_setting_restores_the_run_count_rule(monkeypatch):
+    from tracegrad.passes import settings
+    ran = _ran_on(monkeypatch)
+    monkeypatch.setenv("TRACEGRAD_HOT_AFTER", "2")
+    _square_steps(4)
+    assert ran == ["interpreter", "interpreter", "jax", "jax"]
+    monkeypatch.setenv("TRACEGRAD_HOT_AFTER", "two")
+    with pytest.raises(ValueError, match=r"TRACEGRAD_HOT_AFTER='two' is not a run count"):
+        settings.hot_after()
 
 
 def test_autodiff_marks_backward_provenance():

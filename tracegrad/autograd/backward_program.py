@@ -9,6 +9,7 @@ value lives on the tape and which readers' versions to check before it is read
 from __future__ import annotations
 
 import logging
+import time
 from collections import OrderedDict
 from typing import NamedTuple
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from tracegrad.ir.graph import Graph, Node as IRNode
 from tracegrad.ir.jax_caches import programs_evicted
-from tracegrad.passes import build_backward
+from tracegrad.passes import build_backward, settings
 
 from .. import _dump, _state
 from ..backends.buffers import distinct
@@ -61,7 +62,47 @@ class VersionCheck(NamedTuple):
 
 
 CACHE_SIZE = 512
-HOT_AFTER = 2   # "auto" executor: lower to jax on a program's third run
+
+# The "auto" executor's promotion rule (ski rental): a program runs on the NumPy
+# interpreter (no compile) until the interpreter time it has used reaches what its XLA
+# compile is expected to cost, then on jax for good.  A program run once never compiles,
+# and with an exact estimate no program costs more than twice what the better of
+# "never compile" and "compile at once" would have (the rent paid, then the purchase).
+# The third-run rule before compiled every program seen three times: an actor-critic
+# episode's 1367-node backward program, interpreted in ~5 ms, paid ~5 s of XLA compile.
+#
+# The cost model: seconds of the first jax call (trace + lowering + XLA compile, minus a
+# steady call), measured twice per backward program on this 2-core machine (load 3-5),
+# nodes -> seconds: the benchmarks' training steps mlp 35 -> 0.37-0.51, lstm 40 ->
+# 1.10-1.18, cnn 63 -> 1.44-1.55, transformer 293 -> 1.86-2.28; pytorch/examples' MNIST
+# 65 -> 1.07-1.14 and DCGAN 243 -> 1.61, 268 -> 3.6-4.1; actor-critic episodes 512 ->
+# 1.94, 1367 -> 4.0-6.3; elementwise chains 27 -> 0.18-0.22, 102 -> 0.17-0.29, 402 ->
+# 0.48-0.65.  Least squares over the 26 figures: 0.75 s + 3.2 ms per node.  Programs
+# with convolutions compile up to 2x slower than the fit, elementwise chains 2-3x faster;
+# an underestimate only promotes sooner (as the old third-run rule did).  The threshold
+# is the estimate itself (factor 1, the classic ski-rental point): a steady jax run
+# measured 5-20% of the interpreter's on these programs (0.3-0.6 on the chains), so the
+# break-even compile / (1 - jax/interpreter) is within 1.25x of it, inside the fit's noise.
+COMPILE_S_BASE = 0.75
+COMPILE_S_PER_NODE = 0.0032
+_clock = time.perf_counter   # tests replace it by a fake clock (deterministic promotion)
+
+
+def compile_estimate(prog: "BackwardProgram") -> float:
+    """Seconds the first jax run of `prog` is expected to cost (see the model above)."""
+    return COMPILE_S_BASE + COMPILE_S_PER_NODE * len(prog.graph.nodes)
+
+
+def auto_executor(prog: "BackwardProgram") -> str:
+    """The executor "auto" runs `prog` on next: "jax" once the interpreter time spent on it
+    reaches `compile_estimate`, else "interpreter".  ``TRACEGRAD_HOT_AFTER=N`` (an int)
+    replaces the rule by a run count: jax from the program's run N + 1 (the rule before,
+    N = 2; deterministic, for tests and comparisons).  The one place of the rule: the
+    profiler's event args (profiler_programs.py) read it too."""
+    hot_after = settings.hot_after()
+    if hot_after is not None:
+        return "jax" if prog.runs >= hot_after else "interpreter"
+    return "jax" if prog.interpreted_s >= compile_estimate(prog) else "interpreter"
 
 
 class BackwardProgram:
@@ -77,6 +118,7 @@ class BackwardProgram:
         self.host = any(n.op == hooks.HOST for n in graph.nodes)
         self.hook_calls = hooks.hook_calls(graph) if self.host else frozenset()
         self.runs = 0
+        self.interpreted_s = 0.0   # wall time of its interpreter runs ("auto": auto_executor)
         self._exe = Executable(graph, pack_small=True)   # many small saved values: see jax_backend
         self._steps = None
         self._nan_plan = None
@@ -98,8 +140,17 @@ class BackwardProgram:
             self.runs += 1
             return anomaly.run(self, arrays, run)
         if executor == "auto":
-            executor = "jax" if self.runs >= HOT_AFTER else "interpreter"
+            executor = auto_executor(self)
         self.runs += 1
+        if executor != "interpreter":
+            return self._run_on(arrays, run, executor)
+        start = _clock()
+        try:
+            return self._run_on(arrays, run, executor)
+        finally:
+            self.interpreted_s += _clock() - start
+
+    def _run_on(self, arrays: list, run: hooks.BackwardRun | None, executor: str) -> list:
         if self.host:   # hooks / Function backwards: Python between compiled segments
             if self._steps is None:
                 self._steps = hooks.segment(self.graph)

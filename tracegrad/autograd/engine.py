@@ -40,7 +40,7 @@ from .graph import AccumulateGrad, TapeNode
 # the engine's parts; the names stay importable from here (tests and benchmarks reach them)
 from .batched_run import run_batched
 from .backward_program import (  # noqa: F401
-    CACHE_SIZE, HOT_AFTER, BackwardProgram, Feed, SavedSlot, _build_program, _cache,
+    CACHE_SIZE, BackwardProgram, Feed, SavedSlot, _build_program, _cache,
     _program_for, cache_info, clear_cache)
 from .saved_values import _saved_inputs, _saved_value, _saved_values  # noqa: F401
 from .wiring import CONSTANT, LeafRef, NodeRef, _collect, _Wiring  # noqa: F401

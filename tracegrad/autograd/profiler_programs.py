@@ -110,8 +110,9 @@ def _executor_of(prog) -> str:
         return "interpreter (anomaly mode)"
     executor = _state.get_executor()
     if executor == "auto":
-        from .backward_program import HOT_AFTER  # lazy: an import cycle (it imports the profiler)
-        executor = "jax" if prog.runs >= HOT_AFTER else "interpreter"
+        # lazy: an import cycle (backward_program imports the profiler)
+        from .backward_program import auto_executor
+        executor = auto_executor(prog)
     return executor
 
 
