@@ -80,7 +80,11 @@ def _attrs_key(attrs: dict) -> tuple | None:
     key = []
     for v in attrs.values():
         t = type(v)
-        if t is tuple:   # ints, or tuples of ints (conv / pool padding: ((lo, hi), ...))
+        # ints, or tuples of ints (conv / pool padding: ((lo, hi), ...)); a tuple subclass
+        # too: a tensor's `.shape` (tracegrad's Size), as in `x.reshape(y.shape)` or a full
+        # slice `pos[:t]`, whose plans were not cached, so every step's tape had a new key
+        # and its backward program was rebuilt (the transformer benchmark's, every step)
+        if issubclass(t, tuple):
             for e in v:
                 if type(e) is not int and (type(e) is not tuple
                                            or any(type(i) is not int for i in e)):

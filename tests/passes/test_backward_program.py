@@ -92,6 +92,17 @@ def test_training_loop_builds_backward_once():
     assert prog.runs == 4
 
 
+def test_views_by_a_tensors_shape_keep_one_program():
+    # `.shape` is a tuple subclass (Size): reshape(y.shape) and a full slice pos[:t]
+    # (a reshape to x.shape) had uncached plans, so each step's tape had a new key
+    pos = tg.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+    for i in range(3):
+        x = tg.tensor(np.full((2, 3), float(i)))
+        (pos[:3] * x.reshape(pos.shape)).sum().backward()
+    assert engine.cache_info()["programs"] == 1
+    np.testing.assert_array_equal(pos.grad.numpy(), np.full((3, 2), 3.0))   # 0 + 1 + 2
+
+
 def _ran_on(monkeypatch):
     """The executors backward programs run on, in order (cross-check off: under it the
     interpreter path also runs, and lowers, the jax function)."""
