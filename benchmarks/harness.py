@@ -27,6 +27,27 @@ def record(workload: str, impl: str, times_s=None, first_call_s=None, **extra) -
     return r
 
 
+def warm_eager(step, limit: int = 40) -> int:
+    """Call eager step `step` until every backward program it runs is on jax under the
+    "auto" executor (which promotes a program once its interpreter time reaches its
+    estimated compile time: autograd/backward_program.py), then once more (the compile),
+    or `limit` times (a cheap program stays on the interpreter: that is its steady state);
+    returns the calls made."""
+    import tracegrad as tg
+    from tracegrad.autograd import backward_program as bp
+    if tg.get_executor() != "auto":
+        step()
+        return 1
+    for calls in range(1, limit + 1):
+        before = {id(p): p.runs for p in bp._cache.values()}
+        step()
+        ran = [p for p in bp._cache.values() if p.runs != before.get(id(p), 0)]
+        if all(bp.auto_executor(p) == "jax" for p in ran):
+            step()   # the compiling call
+            return calls + 1
+    return limit
+
+
 def time_interleaved(fns: dict, steps: int, cpu: dict | None = None) -> dict:
     """Wall seconds per call of each function, called in turn (A B C A B C ...) `steps`
     times; `cpu`, when given, receives the process CPU seconds of each call likewise.

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .harness import record, time_interleaved
+from .harness import record, time_interleaved, warm_eager
 
 
 def _mnist_net(lib):
@@ -143,13 +143,17 @@ def run(name: str, steps: int, *, use_torch: bool, batch: int | None = None) -> 
                                    rtol=1e-4, atol=1e-5,
                                    err_msg=f"{name}: tracegrad and torch forwards disagree")
         fns["torch eager"] = t_step
-    first = {}
-    for k, f in fns.items():   # first call, then warm-up (the backward program reaches jax)
+    first, warm = {}, {}
+    for k, f in fns.items():   # first call, then warm-up (the backward programs reach jax)
         first[k] = time_interleaved({k: f}, 1)[k][0]
-        f()
-        f()
+        if k == "tracegrad eager":
+            warm[k] = 1 + warm_eager(f)
+        else:
+            f()
+            f()
     cpu: dict = {}
     samples = time_interleaved(fns, steps, cpu)
     # no jax row: the ratio column of these workloads is to torch eager (harness.REFERENCE)
-    return [record(name, k, v, first_call_s=first[k], cpu_ms=1e3 * float(np.median(cpu[k])))
+    return [record(name, k, v, first_call_s=first[k], cpu_ms=1e3 * float(np.median(cpu[k])),
+                   warmup_calls=warm.get(k))
             for k, v in samples.items()]

@@ -27,7 +27,7 @@ import numpy as np
 import tracegrad as tg
 
 from . import jax_models, models, torch_models
-from .harness import JAX, record, time_interleaved
+from .harness import JAX, record, time_interleaved, warm_eager
 
 LR = 0.01
 
@@ -141,10 +141,13 @@ def run(name: str, steps: int, *, use_torch: bool, torch_compile: bool,
     bad = {k: v[1] for k, v in first.items() if not math.isclose(v[1], ref, rel_tol=1e-4)}
     if bad:
         raise RuntimeError(f"{name}: first-step losses disagree with jax.jit's {ref}: {bad}")
-    second = {}
-    for k, f in fns.items():   # warm-up (the eager backward program goes to jax on its 3rd run)
+    second, warm = {}, {}
+    for k, f in fns.items():   # warm-up (the eager backward program goes to jax once hot)
         second[k] = _first(f)[0]
-        f()
+        if k == "tracegrad eager":
+            warm[k] = 2 + warm_eager(f)
+        else:
+            f()
     cpu: dict = {}
     samples = time_interleaved(fns, steps, cpu)
     if interp is not None:
@@ -153,5 +156,6 @@ def run(name: str, steps: int, *, use_torch: bool, torch_compile: bool,
         samples["interpreter"] = time_interleaved({"i": interp}, max(3, steps // 6), icpu)["i"]
         cpu["interpreter"] = icpu["i"]
     return [record(name, k, v, first_call_s=first[k][0], first_loss=first[k][1],
-                   second_call_s=second.get(k), cpu_ms=1e3 * float(np.median(cpu[k])))
+                   second_call_s=second.get(k), cpu_ms=1e3 * float(np.median(cpu[k])),
+                   warmup_calls=warm.get(k))
             for k, v in samples.items()]

@@ -87,9 +87,11 @@ _executor = settings.executor()   # TRACEGRAD_EXECUTOR (passes/settings.py)
 def set_executor(name: str) -> None:
     """Choose how backward programs run: "jax", "interpreter" or "auto" (default).
 
-    ``auto`` runs a program on the NumPy interpreter the first times it is seen
-    (no compile latency for one-off programs) and lowers it to a cached
-    ``jax.jit`` executable once it is hot (its third run); anomaly mode always
+    ``auto`` runs a program on the NumPy interpreter (no compile latency for
+    one-off or cheap programs) and lowers it to a cached ``jax.jit`` executable
+    once its interpreter runs have taken as long as its compile is estimated to
+    (autograd/backward_program.py `auto_executor`; ``TRACEGRAD_HOT_AFTER=N``:
+    from its run N + 1 instead); anomaly mode always
     uses the interpreter. The environment variable ``TRACEGRAD_EXECUTOR`` sets
     the initial value.
 
@@ -110,7 +112,7 @@ def get_executor() -> str:
 def pinned_executor(name: str):
     """Run this thread's backward programs on executor `name` inside the block, whatever
     `set_executor` says: gradcheck compares repeated runs bit for bit, and "auto" would move
-    a program from NumPy to XLA (other rounding) on its third run."""
+    a program from NumPy to XLA (other rounding) once it is hot."""
     saved, local.executor = local.executor, name
     try:
         yield
