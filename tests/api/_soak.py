@@ -8,7 +8,9 @@ seen before on every step).  After WARMUP steps the loop runs STEPS more, readin
 resident set size every EVERY steps without collecting garbage itself (what the program's
 own collections leave), then collects and counts the live objects.  Prints one JSON object:
 ``rss_mib`` (the readings), ``objects`` (live objects after the warm-up and at the end,
-each after a full collection) and ``seconds`` (the measured steps).
+each after a full collection), ``seconds`` (the measured steps), ``step_seconds`` (the mean
+step time of each reading's window) and ``executables`` (XLA executables jax still holds at
+the end, before that collection: each ~1-2 MiB of native memory the collector cannot see).
 
 The backward-program cache is cut to 32 programs (``TRACEGRAD_SOAK_PROGRAMS``) so that its
 plateau comes within a short warm-up; tg.compile keeps its default 8 programs.
@@ -61,18 +63,32 @@ def main(mode: str, shapes: str, warmup: int, steps: int, every: int = 50) -> di
         call(i)
     gc.collect()
     objects = [len(gc.get_objects())]
-    readings = [rss_mib()]
-    start = time.perf_counter()
+    readings, step_seconds = [rss_mib()], []
+    start = last = time.perf_counter()
     for i in range(warmup, warmup + steps):
         call(i)
         if (i - warmup + 1) % every == 0:
             readings.append(rss_mib())
+            now = time.perf_counter()
+            step_seconds.append(round((now - last) / every, 4))
+            last = now
             # progress on stderr, so that a run stopped early still tells its curve
             print(f"step {i + 1 - warmup}: {readings[-1]:.1f} MiB", file=sys.stderr, flush=True)
     seconds = time.perf_counter() - start
+    executables = xla_executables()
     gc.collect()
     objects.append(len(gc.get_objects()))
-    return {"rss_mib": readings, "objects": objects, "seconds": seconds}
+    return {"rss_mib": readings, "objects": objects, "seconds": seconds,
+            "step_seconds": step_seconds, "executables": executables}
+
+
+def xla_executables() -> int:
+    """XLA executables in jax's compilation cache (a private attribute of jax 0.10; -1 when
+    jax is not imported or has moved it).  Its entries are keyed weakly by the lowered
+    module, so the count is what some live object still holds."""
+    pxla = sys.modules.get("jax._src.interpreters.pxla")
+    cache = getattr(pxla, "_cached_compilation", None)
+    return cache.cache_info().currsize if hasattr(cache, "cache_info") else -1
 
 
 if __name__ == "__main__":

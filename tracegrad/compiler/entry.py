@@ -71,8 +71,7 @@ class Entry:
             names = [f"#{i} ({tr.lifted[i].value.type})" for i in range(tr.n_args)]
             self.in_shardings = sharding.input_shardings(
                 tr.graph, tr.n_args, self.options["mesh"], self.options["data_axis"], names)
-        self._run = None
-        self._exe = None
+        self._exe = None   # the Executable, made on the first run (shared, `_executable`)
 
     def guard_failure(self) -> GuardFailure | None:
         failure = lifted_failure(self.lifted, self.trace.module_guards)
@@ -100,10 +99,12 @@ class Entry:
         self.runs += 1
         inputs = [a._data for a in args]   # deduplicated: one input per distinct tensor
         inputs += [ref()._data for ref, *_ in self.lifted] + list(tr.constants)
-        if self._run is None:
-            exe = self._exe = _executable(self)
-            self._run = lambda inputs: exe.run(inputs, self.executor)
-        outs = self._run(inputs)
+        if self._exe is None:
+            self._exe = _executable(self)
+        # no closure over `self` kept on it: that was a reference cycle, so a dropped
+        # entry's XLA executable (~1-2 MiB of native memory, which the collector does not
+        # see) lived until a full collection (issue 18)
+        outs = self._exe.run(inputs, self.executor)
         if _state.local.anomaly and not _finite(outs):
             raise NonFiniteRun(self.trace.graph.name)
         distinct(outs, inputs)   # each tensor written below gets a buffer of its own
