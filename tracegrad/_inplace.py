@@ -36,7 +36,7 @@ class _InplaceMethods:
         if view_meta.MARKS or view_meta.PACKING:   # views torch forbids writing to (rare)
             owner = self if self._base is None else self._base
             view_meta.check_packing(self, owner)
-            view_meta.check(self, owner, grad_on, local.inference)
+            view_meta.check(self, owner, grad_on, result._requires_grad)
         if getattr(self, "_inference", False) and not local.inference:
             raise RuntimeError(f"{name}: Inplace update to inference tensor outside "
                                "InferenceMode is not allowed. You can make a clone to get a "

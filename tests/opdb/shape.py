@@ -166,6 +166,18 @@ def _split_errors():
             ErrorInput((_f(), 1), ValueError, ("split", "1-dimensional", "f32[]"))]
 
 
+def _split_with_sizes_samples(rng, dtype):
+    x = uniform(rng, (5, 2), dtype)
+    return [Sample((x, (1, 3, 1))), Sample((x, (2, 0), 1)), Sample((x, (5,)))]
+
+
+def _split_with_sizes_errors():
+    x = _f(2, 3)
+    return [ErrorInput((x, (1, 3), 1), ValueError, ("split_with_sizes", "sum exactly to 3",
+                                                    "[1, 3]")),
+            ErrorInput((_f(), (1,)), ValueError, ("split_with_sizes", "1-dimensional", "f32[]"))]
+
+
 def _chunk_samples(rng, dtype):
     return [Sample((uniform(rng, (5, 2), dtype), 3)), Sample((uniform(rng, (2, 6), dtype), 4, 1)),
             Sample((uniform(rng, (0, 2), dtype), 2))]
@@ -659,6 +671,9 @@ OPS = [
            complex_samples=2),
     OpInfo("split", lambda x, *a: tg.split(x, *a), _split_ref, _split_samples,
            error_inputs=_split_errors, complex_samples=2),
+    OpInfo("split_with_sizes", lambda x, *a: x.split_with_sizes(*a),
+           lambda xp, x, s, dim=0: _pieces_ref(xp, x, list(s), dim), _split_with_sizes_samples,
+           error_inputs=_split_with_sizes_errors, complex_samples=2),
     OpInfo("chunk", lambda x, *a: x.chunk(*a), _chunk_ref, _chunk_samples,
            error_inputs=_chunk_errors, complex_samples=2),
     OpInfo("unbind", tg.unbind, _unbind_ref, _unbind_samples, error_inputs=_unbind_errors,

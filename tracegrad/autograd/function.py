@@ -280,6 +280,9 @@ def _apply(cls, args: tuple, ctx_out: list | None = None):
     ctx._out_positions, ctx._n_outputs = tuple(positions), len(outputs)
     ctx._out_differentiable = tuple(o.dtype.is_differentiable and id(outputs[i]) not in non_diff
                                     for i, o in zip(positions, out_tensors))
+    # views among several differentiable outputs get torch's multi-output mark
+    n_diff = sum(ctx._out_differentiable)
+    view_kind = view_meta.MULTI if n_diff > 1 else view_meta.CUSTOM
     for k, o in enumerate(out_tensors):
         if o.dtype.is_differentiable and id(outputs[positions[k]]) not in non_diff:
             o._requires_grad = True
@@ -289,7 +292,7 @@ def _apply(cls, args: tuple, ctx_out: list | None = None):
             if id(orig) not in dirty and (id(orig) in input_ids or orig._base is not None):
                 # a view made inside forward, or an input returned as is: torch forbids
                 # in-place ops on it (they would bypass the custom backward)
-                view_meta.mark(o, view_meta.CUSTOM, cls.__name__, k)
+                view_meta.mark(o, view_kind, cls.__name__, k, has_node=True)
         else:
             o._requires_grad = False
         if id(o) in dirty:

@@ -48,10 +48,7 @@ class TensorFrontend(Frontend):
                 isinstance(t, Tensor) and t._base is not None for t in out):
             # several views of the input (unbind, split, chunk): torch forbids writing to them
             name = op.node_name[:-len("Backward0")] if op.node_name else _camel(op.name)
-            for i, t in enumerate(out):   # the innermost such composite names it (chunk: Split)
-                m = view_meta.mark_of(t)
-                if m is None or m[0] != view_meta.MULTI:
-                    view_meta.mark(t, view_meta.MULTI, name, i)
+            view_meta.mark_multi(operands[0], out, name, _state.local.grad_enabled)
         mine = {id(x.grad_fn) for x in operands if isinstance(x, Tensor)}
         for t in outs:
             node = t.grad_fn if isinstance(t, Tensor) else None
