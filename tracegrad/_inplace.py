@@ -90,6 +90,9 @@ class _InplaceMethods:
     def _inplace_apply(self, name: str, compute) -> "Tensor":
         """Run `compute()` (the out-of-place op) and take its result in place."""
         mark = next_mark()
+        if self.grad_fn.__class__ is view_meta.Refused:   # torch refuses the write itself
+            view_meta.check(self, self if self._base is None else self._base,
+                            _state.local.grad_enabled, False)   # before reading the history
         return self._inplace(compute(), name, mark)
 
     def _assign(self, value: "Tensor", track: bool = True, box: list | None = None) -> None:

@@ -141,32 +141,77 @@ def check(t, owner, grad_on: bool, result_requires_grad: bool, view: str | None 
         has_node = has_node or t._requires_grad or owner._requires_grad
     else:
         name, index = _node_name(t, name, index, inherited)
+    raise ViewInplaceError(_message(kind, name, index, inherited, has_node, "is being"))
+
+
+def _message(kind, name, index, inherited, has_node, modified: str) -> str:
+    """torch's text (``handle_view_on_rebase``); `modified`: "is being" for a write to the
+    view itself, "its base or another view of its base has been" for one through another."""
     # torch names the view's own node; a view made in no_grad or inference mode has none
     if kind in (INFERENCE, NO_GRAD) or not has_node:
         head = (f"Output {index} of {name} is a view of a view which was created in"
                 if has_node and inherited else "A view was created in")
-        msg = (f"{head} inference mode and is being modified inplace in normal mode."
+        msg = (f"{head} inference mode and {modified} modified inplace in normal mode."
                if kind == INFERENCE else
-               f"{head} no_grad mode and is being modified inplace with grad mode enabled.")
+               f"{head} no_grad mode and {modified} modified inplace with grad mode enabled.")
     else:
-        msg = f"Output {index} of {name} is a view and is being modified inplace."
+        msg = f"Output {index} of {name} is a view and {modified} modified inplace."
     if kind == MULTI:
-        msg += (" This view is the output of a function that returns multiple views. Such "
-                "functions do not allow the output views to be modified inplace. You should "
-                "replace the inplace operation by an out-of-place one.")
-    elif kind == CUSTOM:
-        msg += (" This view was created inside a custom Function (or because an input was "
-                "returned as-is) and the autograd logic to handle view+inplace would override "
-                "the custom backward associated with the custom Function, leading to "
-                "incorrect gradients. This behavior is forbidden. You can fix this by cloning "
-                "the output of the custom Function.")
-    else:
-        block = "inference_mode" if kind == INFERENCE else "no_grad"
-        msg += (" Given that this use case is ambiguous and error-prone, it is forbidden. You "
-                "can clarify your code by moving both the view and the inplace either both "
-                f"inside the {block} block (if you don't want the inplace to be tracked) or "
-                "both outside (if you want the inplace to be tracked).")
-    raise ViewInplaceError(msg)
+        return msg + (" This view is the output of a function that returns multiple views. "
+                      "Such functions do not allow the output views to be modified inplace. "
+                      "You should replace the inplace operation by an out-of-place one.")
+    if kind == CUSTOM:
+        return msg + (" This view was created inside a custom Function (or because an input "
+                      "was returned as-is) and the autograd logic to handle view+inplace would "
+                      "override the custom backward associated with the custom Function, "
+                      "leading to incorrect gradients. This behavior is forbidden. You can fix "
+                      "this by cloning the output of the custom Function.")
+    block = "inference_mode" if kind == INFERENCE else "no_grad"
+    return msg + (" Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                  "can clarify your code by moving both the view and the inplace either both "
+                  f"inside the {block} block (if you don't want the inplace to be tracked) or "
+                  "both outside (if you want the inplace to be tracked).")
+
+
+class Refused:
+    """The ``grad_fn`` of a marked view after its base (or another view of it) was written:
+    torch raises when it next reads the view's ``grad_fn`` (an op using the view with grad
+    on, a backward from it); here recording such an op (dispatch/record.py) or touching the
+    node raises torch's message."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str):
+        self.message = message
+
+    def error(self) -> ViewInplaceError:
+        return ViewInplaceError(self.message)
+
+    def __getattr__(self, name):   # edges, next_functions, register_hook ...: the refusal
+        raise self.error()
+
+    def name(self) -> str:   # how the tensor prints: torch's `grad_fn=<Invalid>`
+        return "Invalid"
+
+    def __repr__(self) -> str:
+        return "<Invalid>"
+
+
+def refuse_after_rebase(v, base) -> None:
+    """`v`, a live view of `base`, was just regenerated after a write to `base` or another of
+    its views: when torch forbids in-place ops on `v`, its history is refused from now on
+    (torch: when the view has a node, or its base requires grad)."""
+    m = mark_of(v)
+    if m is None:
+        return
+    kind, name, index, inherited, has_node = m
+    if not (has_node or base._requires_grad):
+        return
+    if inherited and v.grad_fn is not None:
+        name, index = _node_name(v, name, index, inherited)
+    v.grad_fn = Refused(_message(kind, name, index, inherited, has_node,
+                                 "its base or another view of its base has been"))
+    v._requires_grad = True
 
 
 def check_packing(t, owner) -> None:
