@@ -10,8 +10,8 @@ import operator
 from .. import attr_kinds as K
 from .. import types as T
 from ..errors import ShapeError
-from ..registry import (AUTOCAST_PROMOTE, CHEAP, COMPLEX, INTERNAL, LINEAR, NONDIFF, PROMOTE,
-                        VIEW, Fusion, defcomposite, defop)
+from ..registry import (AUTOCAST_PROMOTE, CHEAP, COMPLEX, INTERNAL, LINEAR, MULTI_VIEW, NONDIFF,
+                        PROMOTE, VIEW, Fusion, defcomposite, defop)
 from ._common import as_shape, fmt_types, norm_dim
 from ._rewrites import first_of, same_type_identity
 from .index import located, write_at
@@ -434,12 +434,13 @@ def _t(ops, x):
 defcomposite("narrow", "input: Tensor, dim, start, length", _narrow, ref="torch.narrow",
              flags=COMPLEX | VIEW, node_name="SliceBackward0")
 defcomposite("split", "tensor: Tensor, split_size_or_sections, dim=0", _split, ref="torch.split",
-             flags=COMPLEX | VIEW)
+             flags=COMPLEX | VIEW | MULTI_VIEW)
 defcomposite("split_with_sizes", "input: Tensor, split_sizes, dim=0", _split_with_sizes,
-             ref="torch.split_with_sizes", flags=COMPLEX | VIEW)
-defcomposite("chunk", "input: Tensor, chunks, dim=0", _chunk, ref="torch.chunk", flags=COMPLEX | VIEW,
-             node_name="SplitBackward0")
-defcomposite("unbind", "input: Tensor, dim=0", _unbind, ref="torch.unbind", flags=COMPLEX | VIEW)
+             ref="torch.split_with_sizes", flags=COMPLEX | VIEW | MULTI_VIEW)
+defcomposite("chunk", "input: Tensor, chunks, dim=0", _chunk, ref="torch.chunk",
+             flags=COMPLEX | VIEW | MULTI_VIEW, node_name="SplitBackward0")
+defcomposite("unbind", "input: Tensor, dim=0", _unbind, ref="torch.unbind",
+             flags=COMPLEX | VIEW | MULTI_VIEW)
 defcomposite("movedim", "input: Tensor, source, destination", _movedim, ref="torch.movedim",
              flags=COMPLEX | VIEW, node_name="PermuteBackward0")
 defcomposite("unflatten", "input: Tensor, dim, sizes", _unflatten, ref="torch.unflatten",

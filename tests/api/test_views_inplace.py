@@ -936,3 +936,17 @@ def test_no_grad_views_are_refused_after_their_base_was_written():
         w = b[0]
     b.mul_(2)
     assert (w * 2).tolist() == [4.0, 4.0]
+
+
+def test_only_torch_multi_view_functions_mark_their_outputs():
+    # torch 2.13: split with a list is split_with_sizes (its node name too); meshgrid's
+    # outputs are plain expanded views: writing one raises the expanded-view error instead
+    a = _rg(4, 2) * 1
+    assert [t.grad_fn.name() for t in a.split([1, 3])] == ["SplitWithSizesBackward0"] * 2
+    assert [t.grad_fn.name() for t in a.split(2)] == ["SplitBackward0"] * 2
+    g = tg.meshgrid(a[0], a[1], indexing="ij")[0]
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        g.mul_(2)
+    b = tg.broadcast_tensors(a, a)[0]   # not views of one node: writable (torch 2.13)
+    b.mul_(2)
+    assert b.tolist() == [[2.0, 2.0]] * 4
