@@ -950,3 +950,14 @@ def test_only_torch_multi_view_functions_mark_their_outputs():
     b = tg.broadcast_tensors(a, a)[0]   # not views of one node: writable (torch 2.13)
     b.mul_(2)
     assert b.tolist() == [[2.0, 2.0]] * 4
+
+
+def test_custom_function_views_are_marked_when_no_input_requires_grad():
+    # torch 2.13: writing a value that requires grad into the view output of a Function
+    # applied to plain tensors raises (the view has no node); plain values may be written
+    y = _ViewOut.apply(tg.ones(2))
+    y.mul_(2)
+    assert y.tolist() == [2.0]
+    with pytest.raises(RuntimeError) as e:
+        y.mul_(_rg(1))
+    assert str(e.value) == f"A view was created in {_MADE_NO_GRAD}{_CUSTOM}"

@@ -241,6 +241,8 @@ def _apply(cls, args: tuple, ctx_out: list | None = None):
         else:
             output = cls.forward(ctx, *args)
     if not (grad_on and any(needs)):
+        if grad_on:   # torch still marks the views made inside forward (view_meta.py)
+            _mark_views_made_inside(cls, output, tensor_args)
         return output
     single = not isinstance(output, tuple)
     outputs = (output,) if single else output
@@ -302,6 +304,18 @@ def _apply(cls, args: tuple, ctx_out: list | None = None):
     if local.anomaly:
         ctx._extra().stack = forward_stack()
     return new_outputs[0] if single else tuple(new_outputs)
+
+
+def _mark_views_made_inside(cls, output, inputs) -> None:
+    """The views forward made, when no input requires grad: torch's custom-Function mark
+    (with no node), or its multi-view one among several tensor outputs."""
+    outs = [o for o in (output if isinstance(output, tuple) else (output,))
+            if isinstance(o, Tensor)]
+    ids = {id(a) for a in inputs}
+    kind = view_meta.MULTI if len(outs) > 1 else view_meta.CUSTOM
+    for k, o in enumerate(outs):
+        if o._base is not None and id(o) not in ids and o.dtype.is_differentiable:
+            view_meta.mark(o, kind, cls.__name__, k)
 
 
 def _save(ctx: BackwardCFunction, local) -> None:
