@@ -100,3 +100,9 @@ def test_compiled_masked_scatter_and_index_fill_equal_eager():
     s = tg.tensor([10.0, 20, 30, 40])
     want = [[-1.0, 1, 20], [-1.0, 30, 5]]
     assert f(x, m, s).tolist() == want and f(x, m, s).tolist() == want
+
+
+def test_subtract_in_place_is_sub_():
+    # torch 2.13: [3, 2], the tensor itself returned
+    a = tg.tensor([5.0, 6.0])
+    assert a.subtract_(tg.tensor([1.0, 2.0]), alpha=2) is a and a.tolist() == [3.0, 2.0]
