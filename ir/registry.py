@@ -44,6 +44,8 @@ ALIAS = 1 << 11        # the output is operand 0's value unchanged (index_check:
                        # returns its input): saving it costs what saving the operand does
 SCALAR_ARGS = 1 << 12  # its Python-number operands are torch Scalar arguments (where, clamp):
                        # converted with torch's overflow check, not wrapped (ir/scalars.py)
+MULTI_VIEW = 1 << 13   # several views of the input from one torch node (unbind, split, chunk):
+                       # torch refuses in-place ops on them (tracegrad/dispatch/view_meta.py)
 
 REQUIRED = object()    # attribute default meaning "must be given"
 

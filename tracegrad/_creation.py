@@ -116,6 +116,29 @@ def _python_dtype(arr: np.ndarray) -> T.DType:
     raise TypeError(f"tensor(): cannot build a tensor from data of NumPy dtype {arr.dtype}")
 
 
+def _wide_ints(arr: np.ndarray, dtype) -> np.ndarray:
+    """The numbers of object array `arr` (Python data holding an int beyond 64 bits) as
+    floats when they become a floating or complex tensor (`dtype`, else the type the data
+    infers), else torch 2.13's ValueError ("Overflow when unpacking long long").
+
+    Raises:
+        TypeError: an item that is not a number.
+        OverflowError: an int too large even for a float (Python's own words, as torch).
+    """
+    items = arr.ravel().tolist()
+    if not all(isinstance(v, (bool, int, float, complex)) for v in items):
+        raise TypeError("not numbers")
+    if dtype is None:
+        cplx, flt = (any(isinstance(v, k) for v in items) for k in (complex, float))
+        dtype = (T.DEFAULT_FLOAT.to_complex() if cplx else T.DEFAULT_FLOAT if flt else
+                 T.int64)
+    if dtype.category == T.COMPLEX:
+        return np.array([complex(v) for v in items]).reshape(arr.shape)
+    if dtype.category == T.FLOAT:
+        return np.array([float(v) for v in items]).reshape(arr.shape)
+    raise ValueError("tensor: Overflow when unpacking long long")
+
+
 def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """A new leaf tensor holding a copy of `data` (torch.tensor).
 
@@ -144,7 +167,15 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
             arr = np.array(data)
         except ValueError as e:
             raise TypeError(f"tensor(): data is not a rectangular nested list of numbers ({e})") from None
-        if arr.dtype == object or arr.dtype.kind in "USO":
+        if arr.dtype == object:   # ints beyond 64 bits (NumPy keeps them as objects)
+            try:
+                arr = _wide_ints(arr, dtype)
+            except TypeError:
+                raise TypeError(f"tensor(): could not infer a dtype from {type(data).__name__} "
+                                "data") from None
+            except (ValueError, OverflowError) as e:
+                raise with_location(e, _state.user_location()) from None
+        if arr.dtype.kind in "USO":
             raise TypeError(f"tensor(): could not infer a dtype from {type(data).__name__} data")
         dt = _python_dtype(arr)
         try:   # Python numbers: torch's checked conversion (tensor([300], dtype=uint8) raises)

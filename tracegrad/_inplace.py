@@ -36,7 +36,7 @@ class _InplaceMethods:
         if view_meta.MARKS or view_meta.PACKING:   # views torch forbids writing to (rare)
             owner = self if self._base is None else self._base
             view_meta.check_packing(self, owner)
-            view_meta.check(self, owner, grad_on, local.inference)
+            view_meta.check(self, owner, grad_on, result._requires_grad)
         if getattr(self, "_inference", False) and not local.inference:
             raise RuntimeError(f"{name}: Inplace update to inference tensor outside "
                                "InferenceMode is not allowed. You can make a clone to get a "
@@ -90,6 +90,9 @@ class _InplaceMethods:
     def _inplace_apply(self, name: str, compute) -> "Tensor":
         """Run `compute()` (the out-of-place op) and take its result in place."""
         mark = next_mark()
+        if self.grad_fn.__class__ is view_meta.Refused:   # torch refuses the write itself
+            view_meta.check(self, self if self._base is None else self._base,
+                            _state.local.grad_enabled, False)   # before reading the history
         return self._inplace(compute(), name, mark)
 
     def _assign(self, value: "Tensor", track: bool = True, box: list | None = None) -> None:

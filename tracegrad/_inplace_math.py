@@ -16,11 +16,11 @@ from .tensor import Tensor
 
 # torch in-place methods whose out-of-place op is a Tensor method here (same name less "_")
 _SAME_SHAPE = (
-    "abs acos acosh addbmm addcdiv addcmul addmm addmv asin asinh atan2 atan atanh bitwise_and bitwise_not "
+    "abs acos acosh addbmm addcdiv addcmul addmm addmv asin asinh atan2 atan atanh bitwise_and bitwise_not copysign "
     "bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift ceil clamp clamp_max clamp_min clip conj_physical cos cosh "
     "cumprod cumsum digamma eq erf erfc erfinv exp2 exp expm1 floor floor_divide fmod frac "
-    "ge gt hypot igamma igammac le lerp lgamma log10 log1p log2 log logical_and logical_not logical_or "
-    "logical_xor logit lt nan_to_num ne neg pow reciprocal relu remainder round rsqrt sgn "
+    "ge gt heaviside hypot igamma index_fill igammac le lerp lgamma log10 log1p log2 log logical_and logical_not logical_or "
+    "logical_xor logit lt masked_scatter nan_to_num ne neg pow reciprocal relu remainder round rsqrt sgn "
     "baddbmm sigmoid sign sin sinc sinh sqrt square tan tanh tril triu trunc xlogy").split()
 _SHAPE_CHANGING = ("squeeze", "unsqueeze", "t", "transpose")
 
@@ -30,7 +30,7 @@ ALIASES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "a
            "divide": "div", "true_divide": "div", "multiply": "mul", "negative": "neg",
            "fix": "trunc", "greater": "gt", "greater_equal": "ge", "less": "lt",
            "less_equal": "le", "not_equal": "ne", "swapaxes": "transpose",
-           "swapdims": "transpose"}
+           "swapdims": "transpose", "subtract": "sub"}
 
 
 def _inplace_method(op: str, name: str):

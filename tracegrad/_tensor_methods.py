@@ -15,6 +15,7 @@ from tracegrad.ir.errors import ShapeError, with_location
 
 from . import _composite, _creation, _indexing, _ops, _state, _views
 from ._device import CPU, check_device
+from .dispatch import view_meta
 from .dispatch.frontend import DISPATCHER
 from .tensor import Tensor, _call_kw, _operand, _varargs, attach, parse_to_args
 
@@ -345,7 +346,13 @@ class _TensorMethods:
         the writes wins (which one is unspecified, as in torch).
         """
         try:
+            if view_meta.MARKS and (view := view_meta.setitem_view(key)) is not None:
+                owner = self if self._base is None else self._base
+                view_meta.check(self, owner, _state.local.grad_enabled,
+                                isinstance(value, Tensor) and value._requires_grad, view)
             self._inplace_apply("__setitem__", lambda: _indexing.setitem_value(self, key, value))
+        except view_meta.ViewInplaceError as e:   # torch's text names the view, not the op
+            raise with_location(e, _state.user_location()) from None
         except (IndexError, TypeError, ValueError, RuntimeError) as e:
             raise with_location(_state.located_error(e, "setitem"),
                                 _state.user_location()) from None

@@ -24,6 +24,7 @@ import numpy as np
 
 from tracegrad.ir.registry import get
 
+from .dispatch import view_meta
 from .dispatch.frontend import EAGER
 from .dispatch.grad_mode import enable_grad, no_grad
 from .dispatch.hooks import HOOKS
@@ -88,6 +89,8 @@ def refresh(base: Tensor) -> None:
     with (enable_grad() if base._requires_grad else no_grad()):
         for v in live_views(base):
             _refresh_view(base, v)
+            if view_meta.MARKS:   # views torch refuses after such a write (view_meta.py)
+                view_meta.refuse_after_rebase(v, base)
 
 
 def _refresh_view(base: Tensor, v: Tensor) -> None:

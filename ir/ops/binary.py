@@ -10,7 +10,8 @@ from ..builder import with_location
 from ..errors import DTypeError
 from ..scalars import check_scalar
 from ..registry import (AUTOCAST_FP32, AUTOCAST_PROMOTE, CHEAP, COMPLEX, ELEMENTWISE, INTERNAL,
-                        LINEAR, NONDIFF, PROMOTE, SCALAR_ARGS, TO_FLOAT, defcomposite,
+                        LINEAR, NONDIFF, PROMOTE, SCALAR_ARGS, TO_FLOAT, NotImplementedGrad,
+                        defcomposite,
                         defop)
 from ._common import broadcast_infer, div_conj, mul_conj, require_float
 from ._common import tangent_sum, tmul
@@ -366,3 +367,32 @@ defcomposite("addcmul", "input: Tensor, tensor1: Tensor, tensor2: Tensor, value=
 defcomposite("addcdiv", "input: Tensor, tensor1: Tensor, tensor2: Tensor, value=1", _addcdiv,
              ref="torch.addcdiv", flags=COMPLEX,
              autocast={"cuda": AUTOCAST_PROMOTE})
+
+
+# ---- copysign, heaviside ------------------------------------------------------------------------
+def _copysign_vjp(b, ct, x, y, out):
+    # torch: d/dx = out / x, 0 where x == 0 (`safe` keeps the masked lanes finite, so a
+    # second derivative stays 0 there); d/dy = 0
+    safe = b.where(b.eq(x, 0.0), 1.0, x)
+    return [b.mul(ct, b.where(b.eq(x, 0.0), 0.0, b.div(out, safe))), b.full(ct.shape, 0.0, ct.dtype)]
+
+
+# |x| with the sign bit of y (-0.0 and NaN signs too); integer operands give floats, as torch
+_binary("copysign", lambda xp, x, y: xp.copysign(x, y), _copysign_vjp, flags=EW | TO_FLOAT)
+
+
+def _heaviside_infer(types, **_):
+    x, v = types
+    if x.dtype is not v.dtype:   # torch 2.13 does not promote here
+        raise RuntimeError(f"heaviside: heaviside is not yet implemented for tensors with "
+                           f"different dtypes ({x} and {v}).")
+    return broadcast_infer("heaviside")(types)
+
+
+# 0 below 0, `values` at 0, 1 above; NaN gives 0 (torch: x == 0 ? values : x > 0; NumPy's
+# heaviside would give NaN).  torch has no derivative for it (a backward through it raises)
+defop("heaviside", "input, values", infer=_heaviside_infer, flags=ELEMENTWISE | CHEAP,
+      ref="torch.heaviside",
+      kernel=lambda xp, x, v: xp.where(x == 0, v, (x > 0).astype(x.dtype)),
+      vjp=lambda b, ct, x, v, out: [NotImplementedGrad("heaviside"),
+                                    NotImplementedGrad("heaviside")])

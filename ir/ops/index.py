@@ -271,3 +271,70 @@ def _masked_fill(ops, x, mask, value):
 
 defcomposite("masked_fill", "input: Tensor, mask: Tensor, value: Tensor | Number | None = None",
              _masked_fill, ref="torch.masked_fill", flags=COMPLEX)
+
+
+# ---- index_fill, masked_scatter ------------------------------------------------------------
+def _index_fill(ops, x, dim, index, value):
+    name = "index_fill"   # torch 2.13's error types: IndexError, RuntimeError
+    if not ops.is_operand(index) or index.dtype is not T.int64:   # int64 only here
+        what = ops.type_of(index) if ops.is_operand(index) else type(index).__name__
+        raise located(ops, IndexError(f"{name}(): expected an int64 index, got {what}"))
+    if len(index.shape) > 1:
+        raise located(ops, RuntimeError(f"{name}(): index has to be a vector or a scalar, got "
+                                      f"{ops.type_of(index)}"))
+    if ops.is_operand(value) and value.shape:
+        raise located(ops, RuntimeError(f"{name}: only a 0-dimensional value tensor is "
+                                      f"supported, got {ops.type_of(value)}"))
+    d = norm_dim(name, dim, max(len(x.shape), 1))
+    size = x.shape[d] if x.shape else 1
+    index = checked_index(ops, name, index, size, d, negative=True)   # [-size, size)
+    if not index.shape:
+        index = ops.reshape(index, (1,))
+    # which positions along `dim` are filled (repeats fill once: value's gradient counts
+    # each element once, as torch), broadcast over the other dims
+    hit = ops.index_put(ops.full((size,), False, T.bool_), index,
+                        ops.full(tuple(index.shape), True, T.bool_), 0, False)
+    shape = [1] * len(x.shape)
+    if shape:
+        shape[d] = size
+    return _masked_fill(ops, x, ops.reshape(hit, tuple(shape)), value)
+
+
+defcomposite("index_fill", "input: Tensor, dim, index: Tensor, value: Tensor | Number | None = None",
+             _index_fill, ref="torch.index_fill", flags=COMPLEX)
+
+
+def _masked_scatter(ops, x, mask, source):
+    name = "masked_scatter"
+    if not ops.is_operand(mask) or mask.dtype is not T.bool_:
+        what = ops.type_of(mask) if ops.is_operand(mask) else type(mask).__name__
+        raise located(ops, RuntimeError(f"{name}: only boolean masks are supported, got mask "
+                                      f"{what}"))
+    if not ops.is_operand(source):
+        raise located(ops, TypeError(f"{name}(): source must be a tensor, got "
+                                     f"{type(source).__name__}"))
+    if source.dtype is not x.dtype:
+        raise located(ops, RuntimeError(f"{name}: expected input {ops.type_of(x)} and source "
+                                      f"{ops.type_of(source)} to have the same dtype"))
+    shape = T.broadcast_shapes(tuple(x.shape), tuple(mask.shape))
+    if shape is None:
+        raise located(ops, ShapeError(f"{name}: mask {ops.type_of(mask)} does not broadcast "
+                                      f"with input {ops.type_of(x)}"))
+    n = int(np.prod(source.shape, dtype=np.int64))
+    known = ops.known_value(mask)
+    if known is not None and np.count_nonzero(np.broadcast_to(known, shape)) > n:
+        raise located(ops, RuntimeError(f"{name}: number of elements of source {ops.type_of(source)} "
+                                        "< number of ones in mask"))
+    flat_mask = ops.reshape(ops.expand(mask, shape), (-1,))
+    flat_x = ops.reshape(ops.expand(x, shape), (-1,))
+    if n == 0:   # then the mask has no ones
+        return ops.reshape(flat_x, shape)
+    # the k-th True of the mask (row-major) takes source's k-th element
+    pos = ops.sub(ops.cumsum(ops.convert(flat_mask, T.int64), dim=0), 1)
+    pos = checked_index(ops, name, ops.where(flat_mask, pos, 0), n, 0)
+    taken = ops.index_take(ops.reshape(source, (-1,)), pos, 0)
+    return ops.reshape(ops.where(flat_mask, taken, flat_x), shape)
+
+
+defcomposite("masked_scatter", "input: Tensor, mask: Tensor, source: Tensor", _masked_scatter,
+             ref="torch.masked_scatter", flags=COMPLEX)

@@ -10,8 +10,8 @@ import operator
 from .. import attr_kinds as K
 from .. import types as T
 from ..errors import ShapeError
-from ..registry import (AUTOCAST_PROMOTE, CHEAP, COMPLEX, INTERNAL, LINEAR, NONDIFF, PROMOTE,
-                        VIEW, Fusion, defcomposite, defop)
+from ..registry import (AUTOCAST_PROMOTE, CHEAP, COMPLEX, INTERNAL, LINEAR, MULTI_VIEW, NONDIFF,
+                        PROMOTE, VIEW, Fusion, defcomposite, defop)
 from ._common import as_shape, fmt_types, norm_dim
 from ._rewrites import first_of, same_type_identity
 from .index import located, write_at
@@ -359,12 +359,18 @@ def _split(ops, x, split_size_or_sections, dim=0):
                                           f"dimension of size 0), got {s} for size {n}"))
         sizes = ([s] * (n // s) + ([n % s] if n % s else [])) if s else []
         sizes = sizes or [0]
-    else:
-        sizes = list(as_shape("split", s))
-        if sum(sizes) != n or any(v < 0 for v in sizes):
-            raise located(ops, ShapeError(
-                f"split: split_sizes must sum exactly to {n} (the size of dimension {d} of "
-                f"{ops.type_of(x)}), got split_sizes={sizes}"))
+    else:   # torch's split with a list is split_with_sizes (its node: SplitWithSizes)
+        return ops.split_with_sizes(x, s, d)
+    return _pieces(ops, x, d, sizes)
+
+
+def _split_with_sizes(ops, x, split_sizes, dim=0):
+    d, n = _dim_size(ops, "split_with_sizes", x, dim)
+    sizes = list(as_shape("split_with_sizes", split_sizes))
+    if sum(sizes) != n or any(v < 0 for v in sizes):
+        raise located(ops, ShapeError(
+            f"split_with_sizes: split_sizes must sum exactly to {n} (the size of dimension {d} "
+            f"of {ops.type_of(x)}), got split_sizes={sizes}"))
     return _pieces(ops, x, d, sizes)
 
 
@@ -428,10 +434,13 @@ def _t(ops, x):
 defcomposite("narrow", "input: Tensor, dim, start, length", _narrow, ref="torch.narrow",
              flags=COMPLEX | VIEW, node_name="SliceBackward0")
 defcomposite("split", "tensor: Tensor, split_size_or_sections, dim=0", _split, ref="torch.split",
-             flags=COMPLEX | VIEW)
-defcomposite("chunk", "input: Tensor, chunks, dim=0", _chunk, ref="torch.chunk", flags=COMPLEX | VIEW,
-             node_name="SplitBackward0")
-defcomposite("unbind", "input: Tensor, dim=0", _unbind, ref="torch.unbind", flags=COMPLEX | VIEW)
+             flags=COMPLEX | VIEW | MULTI_VIEW)
+defcomposite("split_with_sizes", "input: Tensor, split_sizes, dim=0", _split_with_sizes,
+             ref="torch.split_with_sizes", flags=COMPLEX | VIEW | MULTI_VIEW)
+defcomposite("chunk", "input: Tensor, chunks, dim=0", _chunk, ref="torch.chunk",
+             flags=COMPLEX | VIEW | MULTI_VIEW, node_name="SplitBackward0")
+defcomposite("unbind", "input: Tensor, dim=0", _unbind, ref="torch.unbind",
+             flags=COMPLEX | VIEW | MULTI_VIEW)
 defcomposite("movedim", "input: Tensor, source, destination", _movedim, ref="torch.movedim",
              flags=COMPLEX | VIEW, node_name="PermuteBackward0")
 defcomposite("unflatten", "input: Tensor, dim, sizes", _unflatten, ref="torch.unflatten",

@@ -231,3 +231,29 @@ def test_backward_outside_allow_mutation_context_raises():
     with pytest.raises(RuntimeError, match="Trying to backward outside of the "
                                            "'allow_mutation_on_saved_tensors' context"):
         out.backward()
+
+
+def test_saved_accessors_under_hooks_return_a_new_tensor_each_read():
+    # torch 2.13: without hooks `_saved_other is b`; with hooks (even identity ones) each read
+    # unpacks again into a new tensor with the saved value's history: a non-leaf keeps its
+    # grad_fn, a leaf reads as a new leaf requiring grad, an output as a tensor of the node
+    a = tg.ones(2, requires_grad=True)
+    b = tg.ones(2, requires_grad=True) * 2
+    c = a * b
+    assert c.grad_fn._saved_other is b and c.grad_fn._saved_self is a
+    unpacked = []
+
+    def unpack(t):
+        unpacked.append(t)
+        return t * 3
+
+    with tg.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+        c = a * b
+        d = b.exp()
+    o1, o2 = c.grad_fn._saved_other, c.grad_fn._saved_other
+    assert o1 is not b and o1 is not o2 and len(unpacked) == 2
+    assert o1.tolist() == [6.0, 6.0] and o1.grad_fn is b.grad_fn
+    s = c.grad_fn._saved_self
+    assert s is not a and s.is_leaf and s.requires_grad and s.tolist() == [3.0, 3.0]
+    r = d.grad_fn._saved_result
+    assert r is not d and r.grad_fn is d.grad_fn

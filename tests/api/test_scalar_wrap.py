@@ -166,6 +166,21 @@ REFUSED = [
     ("tensor([1e10], int32)", lambda: tg.tensor([1e10], dtype=tg.int32), RuntimeError,
      "value cannot be converted to type int32 without overflow"),
     ("tensor(2**63)", lambda: tg.tensor(2 ** 63), ValueError, "Overflow when unpacking long long"),
+    # ints beyond 64 bits in tensor() data (torch 2.13: ValueError for an integer result)
+    ("tensor([2**64])", lambda: tg.tensor([2 ** 64]), ValueError, "Overflow when unpacking long long"),
+    ("tensor(2**64)", lambda: tg.tensor(2 ** 64), ValueError, "Overflow when unpacking long long"),
+    ("tensor([-2**63 - 1])", lambda: tg.tensor([-2 ** 63 - 1]), ValueError,
+     "Overflow when unpacking long long"),
+    ("tensor([[1], [2**70]])", lambda: tg.tensor([[1], [2 ** 70]]), ValueError,
+     "Overflow when unpacking long long"),
+    ("tensor([True, 2**64])", lambda: tg.tensor([True, 2 ** 64]), ValueError,
+     "Overflow when unpacking long long"),
+    ("tensor([2**64], int64)", lambda: tg.tensor([2 ** 64], dtype=tg.int64), ValueError,
+     "Overflow when unpacking long long"),
+    ("as_tensor([2**64])", lambda: tg.as_tensor([2 ** 64]), ValueError,
+     "Overflow when unpacking long long"),
+    ("tensor([2**1100], float32)", lambda: tg.tensor([2 ** 1100], dtype=tg.float32), OverflowError,
+     "int too large to convert to float"),
     # beyond 64 bits, even as a wrapped number
     ("int64 + 2**64", lambda: tg.tensor([1, 2, 3]) + 2 ** 64, OverflowError, "int too big to convert"),
     ("float + 2**200", lambda: tg.tensor([1.0]) + 2 ** 200, OverflowError, "int too big to convert"),
@@ -179,6 +194,17 @@ def test_errors_follow_torch(what, fn, exc, message):
     with pytest.raises(exc, match=message) as info:
         fn()
     assert "test_scalar_wrap.py" in str(info.value)   # the user's line
+
+
+def test_ints_beyond_64_bits_become_floats_in_a_floating_tensor():
+    # torch 2.13: [1.5, 2**64] -> float32 [1.5, 1.8446744073709552e+19]; with dtype= too
+    t = tg.tensor([1.5, 2 ** 64])
+    assert t.dtype is tg.float32 and t.tolist() == [1.5, 1.8446744073709552e+19]
+    t = tg.tensor([[2 ** 64], [3]], dtype=tg.float64)
+    assert t.dtype is tg.float64 and t.tolist() == [[1.8446744073709552e+19], [3.0]]
+    assert tg.tensor(2 ** 64, dtype=tg.complex64).tolist() == 1.8446744073709552e+19 + 0j
+    with pytest.raises(TypeError, match="could not infer a dtype"):
+        tg.tensor([2 ** 64, "a"])
 
 
 def test_error_names_the_op():

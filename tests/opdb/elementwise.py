@@ -560,6 +560,41 @@ def _xlogy_samples(rng, dtype):
     return out
 
 
+def _copysign_samples(rng, dtype):
+    out = _binary_samples(nonzero)(rng, dtype)
+    # signed zeros and NaN in `other` give their sign bit (torch 2.13: [-1, 2, -0, 3])
+    out.append(_pair(dtype, [1.0, -2.0, 0.0, 3.0], [-0.0, 0.0, -1.0, math.nan], fd=False))
+    if dtype is F32:   # integers give floats (torch)
+        out.append(Sample((A([1, -2, 0]), A([-1, 1, -1])), dtype=F32, fd=False))
+    return out
+
+
+def _copysign_ref(xp, x, y):
+    # at input == 0 a constant (+-0): torch's gradient 0 there (jax's copysign gives +-1)
+    return xp.where(x == 0, xp.copysign(xp.zeros_like(x), y), xp.copysign(x, y))
+
+
+def _heaviside_ref(xp, x, v):
+    return xp.where(x == 0, v, (x > 0).astype(x.dtype))
+
+
+def _heaviside_samples(rng, dtype):
+    # torch 2.13: [0, 0.5, 1, 0] for x = [-1, 0, 2, nan], values = 0.5 (NaN gives 0)
+    x = A([-1.0, 0.0, 2.0, math.nan, 0.0, -0.0], dtype.numpy)
+    out = [Sample((x, A([0.5], dtype.numpy))), Sample((x, uniform(rng, (6,), dtype))),
+           Sample((A([-1.0, 0.0], dtype.numpy), A([[1.0], [2.0]], dtype.numpy)))]
+    if dtype is F32:   # integers stay integers (torch: [0, 7, 1])
+        out.append(Sample((A([-1, 0, 2]), A([7])), dtype=I64))
+    return out
+
+
+def _heaviside_errors():
+    return [ErrorInput((np.ones(3, np.float32), np.ones(1, np.int64)), RuntimeError,
+                       ("heaviside", "different dtypes", "f32[3]", "i64[1]")),
+            ErrorInput((np.ones((3, 4), np.float32), np.ones((5,), np.float32)), ValueError,
+                       ("heaviside:", "f32[3,4]", "f32[5]", "broadcast"))]
+
+
 def _xlogy_nan():
     # xlogy(0, nan) = nan: NaN in y wins over x == 0
     return OpInfo("xlogy_nan", lambda x, y: tg.isnan(tg.xlogy(x, y)),
@@ -631,6 +666,25 @@ BINARY_MATH_OPS = [
                            "d/dx = log(y) but 0 at x = y = 0; d/dy = x / y, nan at (0, 0)"),
            )),
     _xlogy_nan(),
+    OpInfo("copysign", tg.copysign, _copysign_ref, _copysign_samples,
+           error_inputs=_broadcast_errors("copysign"),
+           notes="integer operands give floats; d/dinput = result / input, 0 at input == 0, "
+                 "and d/dother = 0, as torch",
+           point_checks=(
+               # torch 2.13: grads [-1, 1, 0, 1] and [0, 0, 0, 0]
+               Subgradient("copysign", "copysign", lambda x, y: tg.copysign(x, y),
+                           ([1.0, -2.0, 0.0, 3.0], [-1.0, -1.0, -1.0, 2.0]),
+                           ([-1.0, 1.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]),
+                           "0 at input == 0 (torch masks result / input there)"),
+           )),
+    OpInfo("copysign_", lambda x, y: (x * 1.0).copysign_(y), lambda xp, x, y: xp.copysign(x, y),
+           lambda rng, dtype: [Sample((nonzero(rng, (3, 4), dtype), nonzero(rng, (4,), dtype))),
+                               Sample((nonzero(rng, (3,), dtype), -2.5))],
+           covers=("copysign",)),
+    # torch has no derivative for heaviside (a backward through it raises:
+    # tests/ops/test_copysign_heaviside.py), so the samples run detached
+    OpInfo("heaviside", lambda x, v: tg.heaviside(x.detach(), v.detach()), _heaviside_ref,
+           _heaviside_samples, error_inputs=_heaviside_errors, differentiable=False),
 ]
 
 

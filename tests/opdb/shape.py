@@ -166,6 +166,18 @@ def _split_errors():
             ErrorInput((_f(), 1), ValueError, ("split", "1-dimensional", "f32[]"))]
 
 
+def _split_with_sizes_samples(rng, dtype):
+    x = uniform(rng, (5, 2), dtype)
+    return [Sample((x, (1, 3, 1))), Sample((x, (2, 0), 1)), Sample((x, (5,)))]
+
+
+def _split_with_sizes_errors():
+    x = _f(2, 3)
+    return [ErrorInput((x, (1, 3), 1), ValueError, ("split_with_sizes", "sum exactly to 3",
+                                                    "[1, 3]")),
+            ErrorInput((_f(), (1,)), ValueError, ("split_with_sizes", "1-dimensional", "f32[]"))]
+
+
 def _chunk_samples(rng, dtype):
     return [Sample((uniform(rng, (5, 2), dtype), 3)), Sample((uniform(rng, (2, 6), dtype), 4, 1)),
             Sample((uniform(rng, (0, 2), dtype), 2))]
@@ -491,6 +503,66 @@ def _masked_fill_errors():
             ErrorInput((x, np.ones(5, bool), 1.0), ValueError, ("f32[3,4]", "b1[5]"))]
 
 
+def _index_fill_samples(rng, dtype):
+    x = uniform(rng, (3, 4), dtype)
+    out = [Sample((x, 1, _i(0, 2, 0), uniform(rng, (), dtype))),   # repeated index: once
+           Sample((x, 0, _i(-1), -1.5)), Sample((x, 1, np.array(3), 2.0)),
+           Sample((uniform(rng, (), dtype), 0, _i(0), 0.5))]
+    if dtype is F32:   # the value takes the input's dtype (torch 2.13: 2.5 -> 2)
+        out.append(Sample((ints(rng, (3,)), 0, _i(1), 2.5), dtype=I64))
+    return out
+
+
+def _index_fill_ref(xp, x, dim, index, value):
+    if x.ndim == 0:
+        return xp.asarray(value).astype(x.dtype)
+    hit = np.zeros(x.shape[dim], bool)
+    hit[np.asarray(index).reshape(-1)] = True
+    shape = [1] * x.ndim
+    shape[dim] = x.shape[dim]
+    return xp.where(hit.reshape(shape), xp.asarray(value).astype(x.dtype), x)
+
+
+def _index_fill_errors():
+    x = _f(2, 3)
+    # torch 2.13: IndexError "index 3 is out of bounds for dimension 1 with size 3",
+    # IndexError "Expected dtype int64 for index", RuntimeError for a 1-d value
+    return [ErrorInput((x, 1, _i(3), 1.0), IndexError, ("index_fill", "index 3", "size 3")),
+            ErrorInput((x, 1, _i(0).astype(np.int32), 1.0), IndexError, ("index_fill", "int64")),
+            ErrorInput((x, 1, _i(0), _f(1)), RuntimeError, ("index_fill", "0-dimensional")),
+            ErrorInput((x, 1, _i(0, 1).reshape(1, 2), 1.0), RuntimeError,
+                       ("index_fill", "vector"))]
+
+
+def _masked_scatter_samples(rng, dtype):
+    x = uniform(rng, (3, 4), dtype)
+    mask = A([[True, False, True, True], [False, False, True, False], [True, True, False, True]])
+    return [Sample((x, mask, uniform(rng, (2, 5), dtype))),         # more source than needed
+            Sample((x, mask[1], uniform(rng, (3,), dtype))),          # the mask broadcasts
+            Sample((uniform(rng, (4,), dtype), mask[:2], uniform(rng, (9,), dtype)))]   # x too
+
+
+def _masked_scatter_ref(xp, x, mask, source):
+    shape = np.broadcast_shapes(x.shape, mask.shape)
+    m = np.broadcast_to(mask, shape).reshape(-1)
+    pos = np.maximum(np.cumsum(m) - 1, 0)
+    flat = xp.reshape(source, (-1,))
+    taken = flat[pos] if flat.shape[0] else xp.zeros(m.shape, x.dtype)
+    return xp.where(m, taken, xp.reshape(xp.broadcast_to(x, shape), (-1,))).reshape(shape)
+
+
+def _masked_scatter_errors():
+    x = _f(2, 2)
+    # torch 2.13: RuntimeError for each (its words: "Number of elements of source < number of
+    # ones in mask", "only supports boolean masks", "expected self and source to have same
+    # dtypes")
+    return [ErrorInput((x, np.ones(2, bool), _f(1)), RuntimeError,
+                       ("masked_scatter", "number of elements of source", "f32[1]")),
+            ErrorInput((x, _i(1, 0), _f(2)), RuntimeError, ("masked_scatter", "boolean", "i64[2]")),
+            ErrorInput((x, np.ones(2, bool), _i(1, 2)), RuntimeError,
+                       ("masked_scatter", "same dtype", "i64[2]"))]
+
+
 def _masked_select_samples(rng, dtype):
     x = uniform(rng, (3, 4), dtype)
     return [Sample((x, rng.random((3, 4)) > 0.5)), Sample((x, A([True, False, False, True]))),
@@ -659,6 +731,9 @@ OPS = [
            complex_samples=2),
     OpInfo("split", lambda x, *a: tg.split(x, *a), _split_ref, _split_samples,
            error_inputs=_split_errors, complex_samples=2),
+    OpInfo("split_with_sizes", lambda x, *a: x.split_with_sizes(*a),
+           lambda xp, x, s, dim=0: _pieces_ref(xp, x, list(s), dim), _split_with_sizes_samples,
+           error_inputs=_split_with_sizes_errors, complex_samples=2),
     OpInfo("chunk", lambda x, *a: x.chunk(*a), _chunk_ref, _chunk_samples,
            error_inputs=_chunk_errors, complex_samples=2),
     OpInfo("unbind", tg.unbind, _unbind_ref, _unbind_samples, error_inputs=_unbind_errors,
@@ -708,6 +783,14 @@ OPS = [
     OpInfo("index_add", lambda x, *a, **kw: x.index_add(*a, **kw), _index_add_ref,
            _index_add_samples, error_inputs=_index_add_errors, covers=("index_add", "index_put"),
            complex_samples=2),
+    OpInfo("index_fill", lambda x, *a: x.index_fill(*a), _index_fill_ref, _index_fill_samples,
+           error_inputs=_index_fill_errors, covers=("index_fill", "index_put"),
+           note="a 0-d tensor value gets the sum of the cotangents at the filled positions, "
+                "each once however often the index repeats it", complex_samples=2),
+    OpInfo("masked_scatter", lambda x, *a: x.masked_scatter(*a), _masked_scatter_ref,
+           _masked_scatter_samples, error_inputs=_masked_scatter_errors,
+           note="source's k-th element goes to the mask's k-th True (row-major); the "
+                "unused rest of source gets a zero gradient", complex_samples=2),
     OpInfo("masked_fill", tg.masked_fill, _masked_fill_ref, _masked_fill_samples,
            error_inputs=_masked_fill_errors,
            note="a 0-d tensor value gets the sum of the cotangents where the mask holds",
@@ -724,6 +807,12 @@ OPS = [
            skips=EAGER_ONLY),
     OpInfo("masked_fill_", _inplace("masked_fill_"), _masked_fill_ref,
            lambda rng, dtype: _masked_fill_samples(rng, dtype)[:2], covers=("masked_fill",),
+           complex_samples=2),
+    OpInfo("index_fill_", _inplace("index_fill_"), _index_fill_ref,
+           lambda rng, dtype: _index_fill_samples(rng, dtype)[:2], covers=("index_fill",),
+           complex_samples=2),
+    OpInfo("masked_scatter_", _inplace("masked_scatter_"), _masked_scatter_ref,
+           lambda rng, dtype: _masked_scatter_samples(rng, dtype)[:2], covers=("masked_scatter",),
            complex_samples=2),
     OpInfo("index_add_", _inplace("index_add_"), _index_add_ref, _index_add_samples,
            covers=("index_add",), complex_samples=2),

@@ -241,6 +241,8 @@ def _apply(cls, args: tuple, ctx_out: list | None = None):
         else:
             output = cls.forward(ctx, *args)
     if not (grad_on and any(needs)):
+        if grad_on:   # torch still marks the views made inside forward (view_meta.py)
+            _mark_views_made_inside(cls, output, tensor_args)
         return output
     single = not isinstance(output, tuple)
     outputs = (output,) if single else output
@@ -280,6 +282,9 @@ def _apply(cls, args: tuple, ctx_out: list | None = None):
     ctx._out_positions, ctx._n_outputs = tuple(positions), len(outputs)
     ctx._out_differentiable = tuple(o.dtype.is_differentiable and id(outputs[i]) not in non_diff
                                     for i, o in zip(positions, out_tensors))
+    # views among several differentiable outputs get torch's multi-output mark
+    n_diff = sum(ctx._out_differentiable)
+    view_kind = view_meta.MULTI if n_diff > 1 else view_meta.CUSTOM
     for k, o in enumerate(out_tensors):
         if o.dtype.is_differentiable and id(outputs[positions[k]]) not in non_diff:
             o._requires_grad = True
@@ -289,7 +294,7 @@ def _apply(cls, args: tuple, ctx_out: list | None = None):
             if id(orig) not in dirty and (id(orig) in input_ids or orig._base is not None):
                 # a view made inside forward, or an input returned as is: torch forbids
                 # in-place ops on it (they would bypass the custom backward)
-                view_meta.mark(o, view_meta.CUSTOM, cls.__name__, k)
+                view_meta.mark(o, view_kind, cls.__name__, k, has_node=True)
         else:
             o._requires_grad = False
         if id(o) in dirty:
@@ -299,6 +304,18 @@ def _apply(cls, args: tuple, ctx_out: list | None = None):
     if local.anomaly:
         ctx._extra().stack = forward_stack()
     return new_outputs[0] if single else tuple(new_outputs)
+
+
+def _mark_views_made_inside(cls, output, inputs) -> None:
+    """The views forward made, when no input requires grad: torch's custom-Function mark
+    (with no node), or its multi-view one among several tensor outputs."""
+    outs = [o for o in (output if isinstance(output, tuple) else (output,))
+            if isinstance(o, Tensor)]
+    ids = {id(a) for a in inputs}
+    kind = view_meta.MULTI if len(outs) > 1 else view_meta.CUSTOM
+    for k, o in enumerate(outs):
+        if o._base is not None and id(o) not in ids and o.dtype.is_differentiable:
+            view_meta.mark(o, kind, cls.__name__, k)
 
 
 def _save(ctx: BackwardCFunction, local) -> None:

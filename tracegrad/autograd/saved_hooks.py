@@ -163,8 +163,8 @@ def saved_attribute(node, where: tuple, raw: bool):
     src = node.saved_outputs if is_out else node.saved_inputs
     if src is None:
         raise RuntimeError(_FREED)
-    if src[k] is PACKED:
-        return unpack_value(node, is_out, k)
+    if src[k] is PACKED:   # torch: a new tensor each read, never the one the hook returned
+        return as_tensor(node, is_out, k, unpack_value(node, is_out, k)._data, fresh=True)
     box, seen = node.versions[k + (len(node.in_types) if is_out else 0)]
     if box[0] != seen:   # torch's unpack checks the version, as backward does
         t = node.out_types[k] if is_out else node.in_types[k]
@@ -175,17 +175,22 @@ def saved_attribute(node, where: tuple, raw: bool):
     return as_tensor(node, is_out, k, src[k])
 
 
-def as_tensor(node, is_out: bool, k: int, data):
-    """Saved value `data` of `node` as a tensor with its history (an unpacked saved variable)."""
+def as_tensor(node, is_out: bool, k: int, data, fresh: bool = False):
+    """Saved value `data` of `node` as a tensor with its history (an unpacked saved variable);
+    `fresh`: a new tensor even for a saved input still alive (torch 2.13, for values saved
+    through saved-tensor hooks: `_saved_other is b` is then False, and a leaf reads as a new
+    leaf requiring grad)."""
     if is_out:
         return Tensor(data, requires_grad=True, grad_fn=node, out_index=k)
     edge = node.edges[k]
     if edge is None:
         return Tensor(data)
     if isinstance(edge[0], AccumulateGrad):
+        if fresh:
+            return Tensor(data, requires_grad=True)
         v = edge[0].variable
         return v if v._data is data else Tensor(data)
-    live = _live_output(edge[0], edge[1], data)
+    live = None if fresh else _live_output(edge[0], edge[1], data)
     if live is not None:   # torch returns the saved input itself: `_saved_other is b`
         return live
     return Tensor(data, requires_grad=True, grad_fn=edge[0], out_index=edge[1])

@@ -18,7 +18,7 @@ from __future__ import annotations
 from tracegrad.ir import types as T
 from tracegrad.ir.builder import _PY_SCALARS, Frontend, py_number
 from tracegrad.ir.errors import named, with_location
-from tracegrad.ir.registry import SCALAR_ARGS
+from tracegrad.ir.registry import MULTI_VIEW, SCALAR_ARGS
 from tracegrad.ir.graph import Value
 
 from .. import _state, tensor as _tensor_module
@@ -44,18 +44,19 @@ class TensorFrontend(Frontend):
         # composite names it last).  A node an operand already had (a decomposition
         # returning its input) and torch's special names (CopySlices) are kept
         outs = out if isinstance(out, tuple) else (out,)
-        if type(out) in (tuple, list) and out and all(
+        inner = False
+        if op.flags & MULTI_VIEW and type(out) in (tuple, list) and out and all(
                 isinstance(t, Tensor) and t._base is not None for t in out):
             # several views of the input (unbind, split, chunk): torch forbids writing to them
             name = op.node_name[:-len("Backward0")] if op.node_name else _camel(op.name)
-            for i, t in enumerate(out):   # the innermost such composite names it (chunk: Split)
-                m = view_meta.mark_of(t)
-                if m is None or m[0] != view_meta.MULTI:
-                    view_meta.mark(t, view_meta.MULTI, name, i)
+            view_meta.mark_multi(operands[0], out, name, _state.local.grad_enabled)
+            inner = not op.node_name   # split with a list: split_with_sizes names the nodes
         mine = {id(x.grad_fn) for x in operands if isinstance(x, Tensor)}
         for t in outs:
             node = t.grad_fn if isinstance(t, Tensor) else None
             if node is None or id(node) in mine or not isinstance(node, TapeNode):
+                continue
+            if inner and node.extra is not None and node.extra.name:
                 continue
             if node.extra is None or not (node.extra.name or "").startswith("torch::"):
                 node._extra().name = op.node_name or f"{_camel(op.name)}Backward0"

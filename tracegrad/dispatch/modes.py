@@ -152,16 +152,12 @@ def register_views(name: str, src: Tensor, base: Tensor, outs: list) -> None:
     if base._views is None:
         base._views = []
     base._views.extend(weakref.ref(o) for o in outs)
-    if view_meta.MARKS:   # a view of a view torch forbids writing to is one too
-        view_meta.inherit(src, outs, name)
     local = _state.local
-    if local.inference:
-        if not getattr(base, "_inference", False):
-            for o in outs:
-                view_meta.mark(o, view_meta.INFERENCE)
-    elif not local.grad_enabled and base._requires_grad:
-        for o in outs:
-            view_meta.mark(o, view_meta.NO_GRAD)
+    if local.inference and not getattr(base, "_inference", False):
+        for o in outs:   # a view of a normal tensor is a normal tensor (torch 2.13)
+            o._inference = False
+    if view_meta.MARKS or not local.grad_enabled:   # views torch forbids writing to
+        view_meta.mark_new_views(src, base, outs, name, local.grad_enabled, local.inference)
 
 
 _state.install_mode_selector(select)

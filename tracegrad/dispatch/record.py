@@ -16,6 +16,7 @@ import weakref
 
 from .. import _state
 from .constants import SHARED_CONSTANT, SHARED_VERSION
+from . import view_meta
 from .hooks import HOOKS
 from .tape import CLASS_OF_OP, AccumulateGrad, op_class
 
@@ -48,6 +49,10 @@ def finish(state: dict, op, operands: list, ins: tuple, datas, outs: list, attrs
                 edges.append((t.grad_fn, t._out_index))
             else:
                 edges.append(edge(t) if t._requires_grad else None)
+        if view_meta.MARKS:   # a view torch refuses after its base was written (view_meta.py)
+            for e in edges:
+                if e is not None and e[0].__class__ is view_meta.Refused:
+                    raise e[0].error()
         for o in outs:
             vc = o._vc
             versions.append((vc, vc[0]))
