@@ -143,7 +143,7 @@ class AveragedModel(Module):
         if not self.use_buffers:   # keep the buffers in step with the source model
             for b_avg, b_model in zip(self.module.buffers(), model.buffers()):
                 b_avg.copy_(b_model.detach())
-        self.n_averaged = self.n_averaged + 1
+        self.n_averaged.add_(1)
 
 
 @no_grad()

@@ -81,9 +81,11 @@ class _SpectralNorm(Module):
     def _power_method(self, mat: Tensor, n_power_iterations: int) -> None:
         with no_grad():
             mat = mat.detach()
+            # in place, as torch's out=: tg.compile carries a buffer's in-place writes from
+            # one call to the next (a rebound attribute would be read as a traced constant)
             for _ in range(n_power_iterations):
-                self._u = F.normalize(_ops.mv(mat, self._v), dim=0, eps=self.eps)
-                self._v = F.normalize(_ops.mv(mat.t(), self._u), dim=0, eps=self.eps)
+                self._u.copy_(F.normalize(_ops.mv(mat, self._v), dim=0, eps=self.eps))
+                self._v.copy_(F.normalize(_ops.mv(mat.t(), self._u), dim=0, eps=self.eps))
 
     def forward(self, weight: Tensor) -> Tensor:
         if weight.ndim == 1:
