@@ -103,13 +103,13 @@ def _cov(ops, input, correction=1, fweights=None, aweights=None):
                                           w_sum))
         known = ops.known_value(norm)
         if known is not None and known <= 0:
-            warnings.warn(_DOF_WARNING, UserWarning, stacklevel=2)
+            _warn_dof(ops)
         norm = ops.where(ops.le(norm, 0.0), 0.0, norm)
     else:
         avg = ops.mean(x, (1,))
         norm = n - correction
         if norm <= 0:
-            warnings.warn(_DOF_WARNING, UserWarning, stacklevel=2)
+            _warn_dof(ops)
             norm = 0
     xc = ops.sub(x, ops.unsqueeze(avg, 1))
     right = xc if w is None else ops.mul(xc, w)
@@ -123,6 +123,15 @@ def _cov(ops, input, correction=1, fweights=None, aweights=None):
 
 _DOF_WARNING = ("cov(): degrees of freedom is <= 0. Correction should be strictly less than the "
                 "number of observations.")
+
+
+def _warn_dof(ops) -> None:
+    """torch's warning, attributed to the user's line (the decomposition runs below it)."""
+    loc = ops.location()
+    if loc is None:
+        warnings.warn(_DOF_WARNING, UserWarning, stacklevel=3)
+    else:
+        warnings.warn_explicit(_DOF_WARNING, UserWarning, loc.file, loc.line)
 
 
 def _corrcoef(ops, input):

@@ -189,8 +189,9 @@ def test_gradients_match_finite_differences(name):
 
 def test_cov_warns_on_no_degrees_of_freedom():
     # torch 2.13: "cov(): degrees of freedom is <= 0 ..." and nan (0/0), inf (0.5/0)
-    with pytest.warns(UserWarning, match=r"degrees of freedom is <= 0"):
+    with pytest.warns(UserWarning, match=r"degrees of freedom is <= 0") as caught:
         assert math.isnan(tg.cov(tg.tensor([[0.]])).item())
+    assert caught[0].filename == __file__   # the user's line
     with pytest.warns(UserWarning, match=r"degrees of freedom is <= 0"):
         assert tg.cov(tg.tensor([0., 1.]), correction=3).item() == math.inf
 

@@ -19,7 +19,9 @@ def _cov_ref(xp, x, correction=1, fweights=None, aweights=None):
 
 def _cov_samples(rng, dtype):
     x = uniform(rng, (3, 4), dtype)
-    return [Sample((x,)), Sample((uniform(rng, (5,), dtype),), {"correction": 0}),
+    # two samples: the 1-D and correction forms are checked against torch in
+    # tests/api/test_surface_ops3.py; each sample here costs jax compiles in the default tier
+    return [Sample((x,)),
             Sample((x,), {"fweights": np.array([1, 2, 1, 3]),
                           "aweights": np.array([0.5, 1.0, 2.0, 0.25], dtype.numpy)})]
 
