@@ -106,4 +106,12 @@ def run(M):
         "is_parametrized": [U.parametrize.is_parametrized(sq),
                             U.parametrize.is_parametrized(sq, "bias")],
         "type_before": U.parametrize.type_before_parametrizations(sq).__name__}
+    # a second parametrization appends; removing without leaving it parametrized restores
+    # the original (the weight before both)
+    U.parametrize.register_parametrization(sq, "weight", Symmetric())
+    chained = _f(sq.weight)
+    U.parametrize.remove_parametrizations(sq, "weight", leave_parametrized=False)
+    res["remove_unparametrized"] = {"chained": chained, "weight": _f(sq.weight),
+                                    "class": type(sq).__name__, "keys": list(sq.state_dict()),
+                                    "is_parametrized": [U.parametrize.is_parametrized(sq)]}
     return res

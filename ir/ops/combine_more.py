@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 
 from .. import types as T
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError
 from ..registry import CHEAP, COMPLEX, ELEMENTWISE, NONDIFF, PROMOTE, VIEW, defcomposite, defop
 from ._common import broadcast_infer, conj_if_complex, norm_dim
 from ._matrix import _fail, _need_tensors, _ty

@@ -138,8 +138,12 @@ TORCH = {'weight_norm_hook': {'g': [[1.151304], [0.87046], [0.634508]],
                                                                             6.399998],
                                                                            [0.0, 0.0, -6.509999]]},
                             'is_parametrized': [True, False],
-                            'type_before': 'Linear'}}
-
+                            'type_before': 'Linear'},
+ 'remove_unparametrized': {'chained': [[-0.01, 0.77, 0.43], [0.77, 0.56, 0.6], [0.43, 0.6, -0.3]],
+                           'weight': [[-0.01, 0.77, 0.43], [0.2, 0.56, 0.6], [-0.41, 0.34, -0.3]],
+                           'class': 'Linear',
+                           'keys': ['bias', 'weight'],
+                           'is_parametrized': [False]}}
 
 @pytest.fixture(scope="module")
 def ours():
