@@ -35,8 +35,9 @@ from ._strided import as_strided  # noqa: E402  (a view of the input's storage)
 from ._surface_ops import (add, broadcast_to, isin, median, repeat_interleave,  # noqa: E402
                            select, sub, subtract, trace)
 from ._surface_more import (atleast_1d, atleast_2d, atleast_3d, bincount,  # noqa: E402
-                            cartesian_prod, meshgrid, tril_indices, triu_indices, unique,
-                            unique_consecutive)
+                            block_diag, cartesian_prod, combinations, gcd_, lcm_, meshgrid,
+                            tensor_split,
+                            tril_indices, triu_indices, unique, unique_consecutive)
 
 _add_registry_methods()   # after the methods Tensor spells itself (they take precedence)
 _inplace_math.install()   # after the registry methods: it wraps them

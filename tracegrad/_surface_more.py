@@ -1,7 +1,9 @@
 """More of torch's top-level functions (issue 16): the eager-only ones whose output shape
 depends on values (``unique``, ``unique_consecutive``, ``bincount``), the index creators ``tril_indices`` /
 ``triu_indices``, and the ``*tensors`` spellings of the registry composites ``meshgrid``,
-``cartesian_prod`` and ``atleast_{1,2,3}d`` (ir/ops/combine.py), which take a list as every variadic registry op does.
+``cartesian_prod`` and ``atleast_{1,2,3}d`` (ir/ops/combine.py), which take a list as every variadic registry op does; likewise ``block_diag``
+(ir/ops/combine_more.py), ``tensor_split``'s keyword and tensor forms, and ``combinations``
+(an index_select by constant indices).
 
 ``unique`` and ``bincount`` run in NumPy on concrete values, as `nonzero` does: inside
 ``tg.compile`` they raise TraceError (a graph break for a whole-function fallback), and
@@ -9,6 +11,8 @@ their results carry no gradient.
 """
 from __future__ import annotations
 
+import itertools
+import operator
 import warnings
 
 import numpy as np
@@ -200,7 +204,97 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
     return _tri_indices("triu_indices", False, row, col, offset, dtype)
 
 
-__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "bincount", "cartesian_prod", "meshgrid", "tril_indices", "triu_indices", "unique",
+def block_diag(*tensors):
+    """``block_diag(a, b, ...)``: the tensors along the diagonal of one matrix (the registry
+    composite, torch.block_diag); no tensors give torch's empty (1, 0) float32 matrix."""
+    if not tensors:
+        return Tensor(np.zeros((1, 0), np.float32))
+    return _ops.block_diag(list(tensors))
+
+
+_SPLIT_FORMS = ("sections", "indices", "tensor_indices_or_sections")
+
+
+@_state.located
+def tensor_split(input, indices_or_sections=None, dim: int = 0, **kwargs):  # noqa: A002
+    """Views of `input` split along `dim` (torch.tensor_split): `indices_or_sections` an int
+    (that many pieces, the first ``size % n`` one longer), a list of indices to cut before,
+    or a 0-d / 1-d int64 tensor of either; torch's keyword spellings ``sections=``,
+    ``indices=`` and ``tensor_indices_or_sections=`` are accepted too.
+
+    Raises:
+        RuntimeError: a 0-d input, sections < 1, an index tensor of the wrong rank or dtype
+        (torch's messages).  TypeError: anything else as the split.
+    """
+    given = [kwargs.pop(k) for k in _SPLIT_FORMS if k in kwargs]
+    if kwargs:
+        raise TypeError(f"tensor_split() got an unexpected keyword argument "
+                        f"'{next(iter(kwargs))}'")
+    if indices_or_sections is not None:
+        given.insert(0, indices_or_sections)
+    if len(given) != 1:
+        raise TypeError("tensor_split() takes one of indices_or_sections, sections, indices or "
+                        "tensor_indices_or_sections")
+    s = given[0]
+    if isinstance(s, Tensor):
+        if s.ndim > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a "
+                               f"zero-dimensional or one-dimensional tensor, but got a tensor "
+                               f"with {s.ndim} dims")
+        if s.dtype is not T.int64:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype "
+                               f"of long, but got {s.dtype.name}")
+        if _is_traced(s):
+            raise _value_error("tensor_split", s, "a Python int or list of ints")
+        v = np.asarray(s._data)
+        s = int(v) if v.ndim == 0 else tuple(int(i) for i in v)
+    elif isinstance(s, (list, tuple)):
+        s = tuple(operator.index(i) for i in s)
+    elif isinstance(s, bool) or not isinstance(s, int):
+        raise TypeError(f"tensor_split(): argument 'indices_or_sections' must be an int, a "
+                        f"tuple of ints or a tensor, not {type(s).__name__}")
+    return _ops.tensor_split(input, s, dim)
+
+
+@_state.located
+def combinations(input, r: int = 2, with_replacement: bool = False):  # noqa: A002
+    """The length-`r` combinations of a 1-D tensor's elements as rows, in itertools' order
+    (torch.combinations; `with_replacement` as itertools.combinations_with_replacement).
+    r 0 gives an empty 1-D tensor, r above the length an empty (0, r) one, as torch.  The
+    rows are an index_select of `input` by constant indices, so gradients flow to it and it
+    traces into tg.compile.
+
+    Raises:
+        RuntimeError: an input that is not 1-D, a negative r (torch's messages).
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"combinations(): argument 'input' must be a Tensor, got "
+                        f"{type(input).__name__}")
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input[:0]
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    rows = np.array(list(pick(range(input.shape[0]), r)), np.int64).reshape(-1, r)
+    index = Tensor(rows.reshape(-1))
+    return _ops.index_select(input, 0, index).reshape(rows.shape)
+
+
+def gcd_(input, other):  # noqa: A002
+    """torch.gcd_: `input` becomes gcd(input, other) in place (integer tensors)."""
+    return input.gcd_(other)
+
+
+def lcm_(input, other):  # noqa: A002
+    """torch.lcm_: `input` becomes lcm(input, other) in place (integer tensors)."""
+    return input.lcm_(other)
+
+
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "bincount", "block_diag", "cartesian_prod",
+           "combinations", "gcd_", "lcm_", "meshgrid", "tensor_split", "tril_indices", "triu_indices", "unique",
            "unique_consecutive"]
 
 
@@ -215,3 +309,16 @@ class _MoreMethods:
 
     def bincount(self, weights=None, minlength=0):
         return bincount(self, weights, minlength)
+
+    def tensor_split(self, indices_or_sections=None, dim=0, **kwargs):
+        return tensor_split(self, indices_or_sections, dim, **kwargs)
+
+    def combinations(self, r=2, with_replacement=False):
+        return combinations(self, r, with_replacement)
+
+    # torch's in-place gcd_ / lcm_ (integer tensors, as the ops)
+    def gcd_(self, other):
+        return self._inplace_apply("gcd_", lambda: _ops.gcd(self, other))
+
+    def lcm_(self, other):
+        return self._inplace_apply("lcm_", lambda: _ops.lcm(self, other))

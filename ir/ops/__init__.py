@@ -7,4 +7,5 @@ from . import (binary, complex, conv, index, rnn,  # noqa: F401
                shape, rearrange, diagonal, pad, creation,
                sort, special, strided, unary,  # strided: as_strided
                division, closeness,               # floor_divide; isclose, allclose, equal
-               combine, bucket)                   # hstack, meshgrid, addmm, cdist ...; searchsorted, histc
+               combine, bucket,                   # hstack, meshgrid, addmm, cdist ...; searchsorted, histc
+               combine_more)                      # gcd, lcm, cov, corrcoef, rot90, take, tensor_split, block_diag

@@ -4,7 +4,7 @@ The hyper-parameters schedules change (lr, momentum, betas, weight_decay) reach 
 steps as data, so a new learning rate every step does not retrace (see optimizer.py).
 `LBFGS` runs eagerly only; `SparseAdam` is refused (no sparse gradients).
 """
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
@@ -19,4 +19,5 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam",
-           "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler"]
+           "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler",
+           "swa_utils"]
