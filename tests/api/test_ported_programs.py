@@ -147,3 +147,25 @@ def test_spmm_and_nn_parameter_module_that_pygcn_imports():
     assert parameter.Parameter is tg.nn.Parameter
     with pytest.raises(NotImplementedError, match="register_buffer"):
         parameter.Buffer
+
+
+# makemore part 5 (WaveNet): 4 SGD losses, sum of their log10s, train and val losses in
+# eval mode, the second BatchNorm's running-mean sum, two greedy samples; torch 2.13.0+cpu
+TORCH["wavenet"] = [3.0765977, 2.9721658, 3.1549153, 3.0613999, 1.9460515, 3.0500774,
+                    3.1193228, -0.24214067]
+WAVENET_SAMPLES = ["ssssssssss", "ssssssssss"]
+
+
+# the default "auto" executor: steps 3 and 4 run the backward lowered to XLA (~2 s of
+# compile on a loaded machine; the interpreter alone takes 0.1 s)
+def test_wavenet_matches_torch(cases, monkeypatch):
+    monkeypatch.setenv("TRACEGRAD_CROSSCHECK", "0")
+    got = cases.wavenet_case()
+    assert got[:-2] == pytest.approx(TORCH["wavenet"], rel=1e-5)
+    assert got[-2:] == WAVENET_SAMPLES
+
+
+def test_nelement_is_numel():
+    import tracegrad as tg
+    assert tg.zeros(3, 4, 5).nelement() == 60        # torch 2.13: 60
+    assert tg.nn.Linear(12, 16, bias=False).weight.nelement() == 192

@@ -111,3 +111,20 @@ def gcn_case(epochs: int = 6):
 
 
 CASES["gcn"] = gcn_case
+
+
+WORDS = ["emma", "olivia", "ava", "isabella", "sophia", "charlotte", "mia", "amelia",
+         "harper", "evelyn", "abigail", "emily", "elizabeth", "mila", "ella", "avery",
+         "sofia", "camila", "aria", "scarlett"]
+
+
+def wavenet_case(steps: int = 4):
+    """makemore's WaveNet on 20 names (block 8, emb 6, hidden 16, batch 8): 4 SGD steps'
+    losses, the sum of their log10s, train/val losses in eval mode, a running mean's sum
+    and two greedy samples."""
+    import wavenet
+    return wavenet.train(WORDS, steps=steps, init=reference_weights(13, std=0.3),
+                         log=lambda *a: None)
+
+
+CASES["wavenet"] = wavenet_case
