@@ -1,5 +1,5 @@
 """torch functions composed of registry ops: ``add``/``sub`` with `alpha`, ``broadcast_to``,
-``repeat_interleave``, ``trace``, ``select``, ``median``, ``isin``, ``logsigmoid``.
+``repeat_interleave``, ``trace``, ``spmm``, ``select``, ``median``, ``isin``, ``logsigmoid``.
 
 Each is a composite of existing ops, so its gradient, tracing and jax lowering come from
 those ops; ``repeat_interleave`` with a tensor of repeats has a value-dependent shape and
@@ -77,6 +77,13 @@ def trace(input):
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     return _ops.sum(_ops.diagonal(input))
+
+
+def spmm(input, mat2):
+    """``input @ mat2`` for a dense `input` (torch.spmm, which pygcn calls with its
+    adjacency): tracegrad's tensors are all dense, so this is `mm`, with its gradient and
+    errors.  A sparse layout does not exist here: keep the adjacency as a dense matrix."""
+    return _ops.mm(input, mat2)
 
 
 @_state.located

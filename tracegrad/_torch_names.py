@@ -113,7 +113,7 @@ TORCH_NAMES = frozenset((
     "slice_inverse slice_scatter slogdet smm solve sparse sparse_bsc sparse_bsc_tensor "
     "sparse_bsr sparse_bsr_tensor sparse_compressed_tensor sparse_coo sparse_coo_tensor "
     "sparse_csc sparse_csc_tensor sparse_csr sparse_csr_tensor split_copy "
-    "split_with_sizes_copy spmm sqrt_ square_ squeeze_copy sspaddmm stft storage strided svd "
+    "split_with_sizes_copy sqrt_ square_ squeeze_copy sspaddmm stft storage strided svd "
     "svd_lowrank sym_constrain_range sym_constrain_range_for_size "
     "sym_float sym_fresh_size sym_int sym_ite sym_max sym_min sym_not sym_sqrt sym_sum "
     "symeig t_copy tan_ tanh_ testing thread_safe_generator threshold "
@@ -165,7 +165,7 @@ def hint(name: str, namespace=frozenset()) -> str:
         return _DTYPES
     if "Storage" in name or name in ("storage", "is_storage", "from_file", "frombuffer"):
         return "tensors have no separate storage objects; use tg.from_numpy / x.numpy()"
-    if name.startswith(("sparse", "spmm", "smm", "dsmm", "hsmm", "hspmm", "sspaddmm", "saddmm")):
+    if name.startswith(("sparse", "smm", "dsmm", "hsmm", "hspmm", "sspaddmm", "saddmm")):
         return "dense tensors (index_add / scatter_add for sparse updates)"
     if re.match(r"(q_|quantiz|dequantize|fake_quantize|per_(channel|tensor)|qscheme|"
                 r"int_repr|choose_qparams|fused_moving_avg)", name):

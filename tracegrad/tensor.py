@@ -177,6 +177,8 @@ class Tensor:
             n *= s
         return n
 
+    nelement = numel   # torch's older spelling (makemore counts parameters with it)
+
     def __len__(self) -> int:
         if not self.shape:
             raise with_location(TypeError("len() of a 0-d tensor"), _state.user_location())

@@ -68,3 +68,63 @@ def vit_case(steps: int = 4, compiled: bool = False):
 
 
 CASES["vit"] = vit_case
+
+
+def time_sequence_case(steps: int = 2, compiled: bool = False, max_iter: int = 6):
+    """Sine waves of 24 points (8 of them: 5 train, 3 test), hidden 12, LBFGS max_iter 6:
+    every closure's loss, each step's test loss and the sum of the last prediction."""
+    import time_sequence
+    return time_sequence.train(steps, hidden=12, L=24, N=8, future=6, max_iter=max_iter,
+                               init=reference_weights(7, std=0.3), compiled=compiled,
+                               log=lambda *a: None)
+
+
+CASES["time_sequence"] = time_sequence_case
+
+
+def vae_case(compiled: bool = False, epochs: int = 1):
+    """8x8 images in [0, 1] (12 train, 8 test, batch 4), hidden 24, latent 3, eps drawn
+    by NumPy: per-batch and mean train losses, the comparison grid's sum, the test loss
+    and the sum of 64 decoded samples, per epoch."""
+    import numpy as np
+    import vae
+    rng = np.random.default_rng(8)
+    train = rng.uniform(0, 1, (12, 1, 8, 8)).astype(np.float32)
+    test = rng.uniform(0, 1, (8, 1, 8, 8)).astype(np.float32)
+    noise_rng = np.random.default_rng(9)
+    return vae.main(train, test, lambda shape: noise_rng.standard_normal(shape, np.float32),
+                    epochs=epochs, side=8, hidden=24, latent=3,
+                    init=reference_weights(10, std=0.2), log=lambda *a: None,
+                    compiled=compiled)
+
+
+CASES["vae"] = vae_case
+
+
+def gcn_case(epochs: int = 6):
+    """A 40-node random graph (12 features, 3 classes), hidden 8, dropout off: per epoch
+    train/val loss and accuracy, then test loss and accuracy; the model's repr last."""
+    import gcn
+    record, text = gcn.main(epochs=epochs, hidden=8, dropout=0.0, lr=0.1,
+                            init=reference_weights(12, std=0.3), log=lambda *a: None)
+    return record + [text]
+
+
+CASES["gcn"] = gcn_case
+
+
+WORDS = ["emma", "olivia", "ava", "isabella", "sophia", "charlotte", "mia", "amelia",
+         "harper", "evelyn", "abigail", "emily", "elizabeth", "mila", "ella", "avery",
+         "sofia", "camila", "aria", "scarlett"]
+
+
+def wavenet_case(steps: int = 4):
+    """makemore's WaveNet on 20 names (block 8, emb 6, hidden 16, batch 8): 4 SGD steps'
+    losses, the sum of their log10s, train/val losses in eval mode, a running mean's sum
+    and two greedy samples."""
+    import wavenet
+    return wavenet.train(WORDS, steps=steps, init=reference_weights(13, std=0.3),
+                         log=lambda *a: None)
+
+
+CASES["wavenet"] = wavenet_case

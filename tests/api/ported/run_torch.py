@@ -14,12 +14,16 @@ import torch
 import torch.distributions
 import torch.nn
 import torch.nn.functional
+import torch.nn.modules.module
+import torch.nn.parameter
 import torch.optim
 import torch.optim.lr_scheduler
 import torch.utils.data
 
 sys.modules.update({"tracegrad": torch, "tracegrad.nn": torch.nn,
                     "tracegrad.nn.functional": torch.nn.functional,
+                    "tracegrad.nn.modules.module": torch.nn.modules.module,
+                    "tracegrad.nn.parameter": torch.nn.parameter,
                     "tracegrad.optim": torch.optim,
                     "tracegrad.optim.lr_scheduler": torch.optim.lr_scheduler,
                     "tracegrad.distributions": torch.distributions,
@@ -32,4 +36,4 @@ print(f"torch {torch.__version__}")
 for name in sys.argv[1:] or CASES:
     t0 = time.perf_counter()
     losses = CASES[name]()
-    print(name, [float(f"{v:.8g}") for v in losses], f"{time.perf_counter() - t0:.2f}s")
+    print(name, [v if isinstance(v, str) else float(f"{v:.8g}") for v in losses], f"{time.perf_counter() - t0:.2f}s")
