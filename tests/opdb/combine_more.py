@@ -94,7 +94,7 @@ OPS = [
            error_inputs=lambda: [ErrorInput((np.ones((2, 2, 2), np.float32),), RuntimeError,
                                             ("cov", "two or fewer dimensions"))]),
     OpInfo("corrcoef", tg.corrcoef, _corrcoef_ref,
-           lambda rng, dtype: [Sample((uniform(rng, (3, 4), dtype),))],
+           lambda rng, dtype: [Sample((uniform(rng, (3, 4), dtype),))], complex_samples=1,
            tols={F32: (1e-5, 1e-5)},
            notes="real inputs are clipped to [-1, 1] as torch: the clip's gradient is 0 where "
                  "a coefficient rounds past it (the diagonal can)"),
