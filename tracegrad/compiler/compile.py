@@ -218,6 +218,7 @@ class CompiledFunction:
         self._eager: dict = {}           # key -> [_EagerEntry]: guard sets that run eagerly
         self._warned_break = False
         self._warned_eager: set = set()   # reasons a call ran eagerly, warned once each
+        self._warned_rebind = False        # a tensor read is rebound: traced every call
         self.traces = 0
         self.graph_breaks: list[str] = []   # the reason of each trace abandoned at a break
         self.eager_calls = 0                 # calls run eagerly because of a graph break
@@ -280,10 +281,8 @@ class CompiledFunction:
         _dump.write(f"{self.__name__}_{entry.hash}.tgir", entry.text)
         _dump.write(f"{self.__name__}_{entry.hash}.why.txt", f"compiled because: {reason}\n")
         _dump.write(f"{self.__name__}_{entry.hash}.passes.txt", format_records(entry.trace.passes))
-        if entry.provisional and self._last_provisional.get(key) == entry.hash:
-            entry.provisional = False     # the same program again: the new state is stable
         if entry.provisional:
-            self._last_provisional[key] = entry.hash
+            self._settle(key, entry)
         # keep programs whose guards fail now (a train/eval switch may come back); drop ones
         # bound to something that was freed
         bucket = [e for e in entries if not e.provisional and not _gone(e)]
@@ -300,6 +299,33 @@ class CompiledFunction:
                   "times; the oldest program was dropped. Check the 'tracegrad.compile' log "
                   "(TRACEGRAD_LOG=recompiles) for the reasons.")
         return self._run(entry, tensors, args, kwargs)
+
+    def _settle(self, key, entry: Entry) -> None:
+        """Is the new state a provisional `entry` created (escaped tensors) stable?
+
+        It is when the same program comes out of two traces in a row (an optimizer's
+        buffers made on the first step are read, not made, on the second) and the new
+        trace did not read a tensor the previous one created.  A function that rebinds a
+        tensor it reads (``self.u = self.u * 0.5 + 1``) creates, on every call, the tensor
+        the next call reads: a program that kept reading the first one would repeat its
+        value, so such a function is traced on every call (the XLA executable is shared
+        by program text, entry.py) and a warning says how to keep one program.
+        """
+        last = self._last_provisional.get(key)
+        carried = last is not None and any(
+            (ref := last[1].get(id(lf.tensor))) is not None and ref() is lf.tensor
+            for lf in entry.trace.lifted[entry.n_args:])
+        if last is not None and last[0] == entry.hash and not carried:
+            entry.provisional = False     # the same program again: the new state is stable
+            return
+        self._last_provisional[key] = (entry.hash, {id(t): weakref.ref(t)
+                                                    for t, _ in entry.trace.escaped})
+        if carried and not self._warned_rebind:
+            self._warned_rebind = True
+            _warn(f"tg.compile: {self.__name__} replaces a tensor it read with a new one "
+                  "(e.g. a buffer rebound as `self.u = self.u * 0.5 + 1`), so every call is "
+                  "traced again; update it in place (`self.u.mul_(0.5).add_(1)`) to run one "
+                  "compiled program")
 
     def _run(self, entry: Entry, tensors, args, kwargs):
         """Run `entry`; under detect_anomaly(), a run with a NaN or infinity among its outputs
