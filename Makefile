@@ -32,7 +32,8 @@ demo-gpt: $(STAMP)
 demo-function: $(STAMP)
 	$(VENV)/bin/python examples/custom_function.py
 
-# the op-database sweep past each op's first samples is marked slow: `make test-all` runs it.
+# tests marked slow (what they are: tests/README.md) run in `make test-all` only: `make test`
+# stays inside 10 minutes on CI's 2 cores.
 # Two pytest-xdist workers (the machines have 2 cores); PYTEST_WORKERS=0 runs in one process
 PYTEST_WORKERS ?= 2
 test: $(STAMP)

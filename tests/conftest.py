@@ -15,10 +15,18 @@ _ROUND_TRIPPED = weakref.WeakSet()   # backward programs and tg.compile entries 
 
 
 @pytest.fixture(autouse=True)
-def _reset_executor():
+def _reset_executor(request, monkeypatch):
     """Each test starts on the default executor with grad mode on; every backward program
     the test left in the cache, and every program `tg.compile` traced (forward and backward),
-    must print and parse back to an equal graph (DESIGN.md 2)."""
+    must print and parse back to an equal graph (DESIGN.md 2).
+
+    A test run once per executor (an ``executor`` parameter) runs its interpreter case with
+    cross-check mode off: its jax case runs the same programs on jax, cross-checked against
+    the interpreter, so cross-checking the interpreter case too compiled each program for
+    XLA twice (~100 s of `make test`)."""
+    params = getattr(getattr(request.node, "callspec", None), "params", {})
+    if params.get("executor") == "interpreter":
+        monkeypatch.setenv("TRACEGRAD_CROSSCHECK", "0")
     from tracegrad.autograd import engine
     from tracegrad.compiler.compile import LIVE as compiled_functions
     from tracegrad.ir import parse, print_graph
@@ -41,6 +49,17 @@ def _reset_executor():
             for g in [entry.graph] + ([plan.backward] if plan is not None else []):
                 text = print_graph(g)
                 assert parse(text) == g, f"a compiled program does not round-trip:\n{text}"
+
+
+@pytest.fixture(params=[pytest.param(False, id="values"),
+                        pytest.param(True, id="crosscheck", marks=pytest.mark.slow)])
+def crosscheck_in_test_all(request, monkeypatch):
+    """A sweep over the op database checks its values with cross-check mode off in `make
+    test`, and again with it on in `make test-all`: the jax compile that cross-checks each
+    backward program was four fifths of the finite-difference sweep's time, and the
+    executors' agreement per op is `test_executors_agree`'s, which runs in `make test`."""
+    monkeypatch.setenv("TRACEGRAD_CROSSCHECK", "1" if request.param else "0")
+    return request.param
 
 
 @pytest.fixture(params=["interpreter", "jax"])

@@ -1,7 +1,24 @@
 """Small pieces several test files share (tests/ is on sys.path through conftest.py)."""
+import itertools
 from html.parser import HTMLParser
 
+import pytest
+
 import tracegrad.nn.functional as F
+
+
+def tiered(*axes, keep):
+    """pytest params of every combination of `axes` (one tuple per combination, ids
+    joined by "-"); the combinations not in `keep` are marked slow: `make test` runs `keep`,
+    chosen so that each value of each axis still runs there, and `make test-all` runs all.
+
+        @pytest.mark.parametrize("where,executor", tiered(WHERES, EXECUTORS, keep=...))
+    """
+    combos = list(itertools.product(*axes))
+    unknown = [k for k in keep if k not in combos]
+    assert not unknown, f"tiered: {unknown} is not a combination of the axes"
+    return [pytest.param(*c, id="-".join(map(str, c)),
+                         marks=[] if c in keep else [pytest.mark.slow]) for c in combos]
 
 
 def classification_step(model, opt):

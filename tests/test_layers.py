@@ -14,6 +14,7 @@ cycle that cannot be cut).
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import pathlib
 import tokenize
@@ -113,7 +114,10 @@ def _imports(path: pathlib.Path):
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def _scan():
+    """(upward imports, uncommented lazy imports); run by the tests that need it, not at
+    collection (~3 s in every pytest-xdist worker)."""
     upward, uncommented = [], []
     for module, path in sorted(MODULES.items()):
         mine = layer_of(module)
@@ -133,9 +137,6 @@ def _scan():
     return upward, uncommented
 
 
-UPWARD, UNCOMMENTED = _scan()
-
-
 def test_every_module_has_a_layer():
     assert MODULES, "no modules found"
     missing = sorted(m for m in MODULES if layer_of(m) is None)
@@ -143,11 +144,13 @@ def test_every_module_has_a_layer():
 
 
 def test_no_upward_import():
-    assert UPWARD == [], "\n".join(UPWARD)
+    upward, _ = _scan()
+    assert upward == [], "\n".join(upward)
 
 
 def test_lazy_imports_say_why():
-    assert UNCOMMENTED == [], "\n".join(UNCOMMENTED)
+    _, uncommented = _scan()
+    assert uncommented == [], "\n".join(uncommented)
 
 
 @pytest.mark.parametrize("module, layer", [

@@ -171,7 +171,9 @@ def render(suite: ModuleType) -> str:
         "Each number is how many samples of the op run that check (— : not applicable, "
         "skip: the op opts out, with the reason under its table; gradgradcheck \"no\": the "
         "op declares no second derivative). dtypes lists every dtype an argument takes in "
-        "the samples.", "",
+        "the samples. The counts are `make test-all`'s; `make test` runs the first samples "
+        "of each op and check, and the jax.vjp, executor and compile checks on a third of "
+        "the ops each (tests/README.md).", "",
         "| column | check |", "|---|---|",
     ]
     lines += [f"| {name} | {text} |" for name, text in COLUMNS]

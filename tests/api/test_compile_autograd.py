@@ -10,6 +10,8 @@ import tracegrad as tg
 import tracegrad.nn.functional as F
 from tracegrad.ir.errors import TraceError
 
+from helpers import tiered
+
 EXECUTORS = ["interpreter", "jax"]
 
 
@@ -432,9 +434,13 @@ def _interrupted_training(executor, where, monkeypatch, set_to_none=False):
 # a KeyboardInterrupt (or any exception) between the trace and the write-back: parameters,
 # .grad and optimizer state stay as they were, donated or not, and the next call of the same
 # step computes what an uninterrupted one would have
-@pytest.mark.parametrize("executor", EXECUTORS)
-@pytest.mark.parametrize("where", ["trace", "lowering", "run", "write_back", "midway",
-                                   "return"])
+# `make test` runs each place once, the executors taking turns (cross-check mode runs the
+# interpreter's programs on jax too); `make test-all` runs every pair (~6 s each)
+_WHERES = ["trace", "lowering", "run", "write_back", "midway", "return"]
+
+
+@pytest.mark.parametrize("where,executor", tiered(
+    _WHERES, EXECUTORS, keep=[(w, EXECUTORS[(k + 1) % 2]) for k, w in enumerate(_WHERES)]))
 def test_an_interrupt_between_trace_and_write_back_leaves_params_grads_and_state(
         executor, where, monkeypatch):
     # "midway": zero_grad(set_to_none=True), so the write-back makes new .grad tensors after

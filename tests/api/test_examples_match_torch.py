@@ -38,7 +38,10 @@ def test_lstm_example_first_losses_match_torch(cases, compiled):
     assert losses == pytest.approx(TORCH_LSTM, rel=2e-6)
 
 
-@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+# the compiled case (~17 s: trace and XLA compile of the GPT step) runs in `make test-all`;
+# tests/api/test_transformer.py compiles a transformer training step in `make test`
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.slow)],
+                         ids=["eager", "compiled"])
 def test_nanogpt_example_first_losses_match_torch(cases, compiled, monkeypatch):
     # The key part of c_attn's bias cannot change a softmax, so its gradient is rounding noise
     # (~1e-9), and AdamW's first steps turn noise into +-lr updates whose signs differ between

@@ -17,6 +17,8 @@ from tracegrad import nn
 from tracegrad.dispatch.frontend import DISPATCHER
 from tracegrad.nn.modules import rnn as R
 
+from helpers import tiered
+
 MODELS = {
     "rnn_tanh": lambda: nn.RNN(3, 4, num_layers=2, bidirectional=True, dtype=tg.float64),
     "rnn_relu": lambda: nn.RNN(3, 4, num_layers=2, nonlinearity="relu", bidirectional=True,
@@ -64,20 +66,26 @@ def _values(results):
     return [r.detach().numpy() for r in results]
 
 
-def _reference(name):
-    """The composed path, eagerly (FUSED off)."""
-    R.FUSED = False
-    try:
+def _reference(name, monkeypatch):
+    """The composed path, eagerly (FUSED off), cross-check mode off: it is the expected
+    value, and cross-checking its per-step cells compiled dozens of small XLA programs
+    (most of each case's ~10 s)."""
+    with monkeypatch.context() as m:
+        m.setattr(R, "FUSED", False)
+        m.setenv("TRACEGRAD_CROSSCHECK", "0")
         model, x, states, weights = _setup(name)
         return _values(_step(model)(x, states, weights))
-    finally:
-        R.FUSED = True
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
-@pytest.mark.parametrize("how", ["eager", "interpreter", "jax"])
-def test_fused_layers_equal_the_composed_cells(name, how):
-    want = _reference(name)
+# `make test`: each model once, the three ways taking turns (eager LSTM/GRU ~9 s each);
+# `make test-all`: every pair
+_HOWS = ["eager", "interpreter", "jax"]
+
+
+@pytest.mark.parametrize("how,name", tiered(
+    _HOWS, sorted(MODELS), keep=[(_HOWS[(k + 1) % 3], n) for k, n in enumerate(sorted(MODELS))]))
+def test_fused_layers_equal_the_composed_cells(name, how, monkeypatch):
+    want = _reference(name, monkeypatch)
     model, x, states, weights = _setup(name)
     step = _step(model)
     fn = step if how == "eager" else tg.compile(step, executor=how)
@@ -117,8 +125,12 @@ def test_the_fused_path_is_the_default_for_plain_sequences_only():
         DISPATCHER.call = real
 
 
-@pytest.mark.parametrize("mode", ["RNN_TANH", "RNN_RELU", "LSTM", "GRU"])
-@pytest.mark.parametrize("reverse", [False, True])
+_MODES = ["RNN_TANH", "RNN_RELU", "LSTM", "GRU"]
+
+
+# `make test`: each mode once, forward and reverse taking turns; `make test-all`: both
+@pytest.mark.parametrize("reverse,mode", tiered(
+    [False, True], _MODES, keep=[(k % 2 == 1, m) for k, m in enumerate(_MODES)]))
 def test_rnn_layer_gradcheck(mode, reverse):
     g = {"LSTM": 4, "GRU": 3}.get(mode, 1)
     s = 2 if mode == "LSTM" else 1
@@ -134,6 +146,7 @@ def test_rnn_layer_gradcheck(mode, reverse):
     assert tg.autograd.gradcheck(f, tuple(args), eps=1e-6, atol=1e-6)
 
 
+@pytest.mark.slow   # ~10 s; the layer-level gradcheck above runs in `make test`
 def test_module_gradcheck_small_lstm():
     tg.manual_seed(0)
     lstm = nn.LSTM(2, 3, bidirectional=True, dtype=tg.float64)

@@ -474,7 +474,12 @@ TORCH = {'mha_kdim_vdim_bias_kv_zero_attn': {'keys': ['q_proj_weight', 'k_proj_w
                            'grad_decoder.norm.bias': [0.7767850443575409, -2.967178336729765]}}}
 
 
-@pytest.mark.parametrize("case", list(CASES))
+# the two slowest cases (batch_first twins of cases that run; ~15 s) run in `make test-all`
+_SLOW_CASES = ("transformer_bf", "decoder_2l_pre_norm_bf")
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(c, marks=[pytest.mark.slow] * (c in _SLOW_CASES)) for c in CASES])
 def test_values_and_gradients_match_torch(case):
     got, want = run_case(tg, case), TORCH[case]
     assert got["keys"] == want["keys"]

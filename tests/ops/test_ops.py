@@ -83,25 +83,41 @@ def _xfail(reason: str) -> list:
     return [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
 
 
-def _params(cases, keep: int | None = None, keep_complex: dict | None = None):
+# The three checks that cost a jax trace or compile per case (~0.2-0.5 s each, most of
+# `make test`'s op sweep) run in `make test` on a third of the ops each, `make test-all` on
+# all: an op runs check k there when (crc32(name) + k) % 3 == 0, so every op keeps one of
+# them (unless it skips that one) and each check runs on a third of the ops.  Forward
+# values, finite differences, gradcheck, low precision and the error inputs run on every op.
+SPLIT_CHECKS = ("jax", "compile", "executors")
+
+
+def in_make_test(info, check: str) -> bool:
+    """Does `make test` run `check` (one of `SPLIT_CHECKS`) on `info`'s samples?"""
+    return (zlib.crc32(info.name.encode()) + SPLIT_CHECKS.index(check)) % 3 == 0
+
+
+def _params(cases, keep: int | None = None, keep_complex: dict | None = None,
+            check: str | None = None):
     """pytest params; with `keep`, samples past the first `keep` of each op and dtype are
     marked slow (`make test` skips them to stay inside its time budget; `make test-all`
-    runs everything); `keep_complex` overrides `keep` for complex dtypes."""
-    def marks(i, dtype, s):
+    runs everything); `keep_complex` overrides `keep` for complex dtypes; with `check`
+    (one of `SPLIT_CHECKS`), every sample of an op outside that check's half is slow."""
+    def marks(info, i, dtype, s):
         n = keep_complex.get(dtype, keep) if keep_complex and dtype.is_complex else keep
-        extra = [pytest.mark.slow] if n is not None and i >= n else []
-        return _xfail(s.xfail) + extra
+        slow = (n is not None and i >= n) or (check is not None and not in_make_test(info, check))
+        return _xfail(s.xfail) + ([pytest.mark.slow] if slow else [])
     return [pytest.param(info, dtype, s, id=f"{info.name}-{dtype.short}-{i}",
-                         marks=marks(i, dtype, s))
+                         marks=marks(info, i, dtype, s))
             for info, dtype, i, s in cases]
 
 
-def _values_only(monkeypatch, dtype) -> None:
-    """Complex samples check gradient values on the interpreter alone (cross-check off): the
-    executors' agreement on complex programs is `test_executors_agree`'s, and each jax run
-    would be one more jit compile."""
-    if dtype.is_complex:
-        monkeypatch.setenv("TRACEGRAD_CROSSCHECK", "0")
+def _values_only(crosscheck: bool, dtype) -> None:
+    """Complex samples check gradient values on the interpreter alone (cross-check off, in
+    `make test-all` too): the executors' agreement on complex programs is
+    `test_executors_agree`'s, and each jax run would be one more jit compile.  Real samples
+    are cross-checked in `make test-all` (the `crosscheck_in_test_all` fixture)."""
+    if crosscheck and dtype.is_complex:
+        pytest.skip("complex: the executors' agreement is test_executors_agree's")
 
 
 def _has_grad(info, dtype, s) -> bool:
@@ -249,9 +265,10 @@ def test_forward_matches_reference(info, dtype, sample):
 # compares each op's first sample per real dtype (a jax trace each; the second sample cost
 # 60 s of the budget): the finite differences still check three samples in float64
 @pytest.mark.parametrize("info,dtype,sample", _params(GRAD_CASES, keep=1,
-                                                      keep_complex={C64: 0, C128: 0}))
-def test_vjp_matches_jax(info, dtype, sample, monkeypatch):
-    _values_only(monkeypatch, dtype)
+                                                      keep_complex={C64: 0, C128: 0},
+                                                      check="jax"))
+def test_vjp_matches_jax(info, dtype, sample, crosscheck_in_test_all):
+    _values_only(crosscheck_in_test_all, dtype)
     rng = np.random.default_rng(_seed("jax", info.name))
     out, u, grads = _tg_vjp(info, sample, rng=rng)
     expected = _jax_vjp(info, sample, u)
@@ -262,8 +279,8 @@ def test_vjp_matches_jax(info, dtype, sample, monkeypatch):
 
 
 @pytest.mark.parametrize("info,dtype,sample", _params(FD_CASES, keep=3, keep_complex={C128: 1}))
-def test_vjp_matches_finite_differences(info, dtype, sample, monkeypatch):
-    _values_only(monkeypatch, dtype)
+def test_vjp_matches_finite_differences(info, dtype, sample, crosscheck_in_test_all):
+    _values_only(crosscheck_in_test_all, dtype)
     rng = np.random.default_rng(_seed("fd", info.name))
     out, u, grads = _tg_vjp(info, sample, rng=rng)
     consts = _tensors(sample.args, requires_grad=False)
@@ -290,9 +307,11 @@ def test_vjp_matches_finite_differences(info, dtype, sample, monkeypatch):
     _verify_cached_programs(out)
 
 
-@pytest.mark.parametrize("info,dtype,sample", _params(EXECUTOR_CASES))
-def test_executors_agree(info, dtype, sample):
-    """One backward program, run by the interpreter and by the jax lowering: same gradients."""
+@pytest.mark.parametrize("info,dtype,sample", _params(EXECUTOR_CASES, check="executors"))
+def test_executors_agree(info, dtype, sample, monkeypatch):
+    """One backward program, run by the interpreter and by the jax lowering: same gradients
+    (the test is the cross-check: cross-check mode off, so that each executor runs once)."""
+    monkeypatch.setenv("TRACEGRAD_CROSSCHECK", "0")
     args = _tensors(sample.args)
     diff = _diff_positions(sample)
     out = _joined(info.fn(*args, **sample.kwargs))
@@ -443,8 +462,8 @@ def _check_params(check: str, cases, slow=lambda info, dtype: False) -> list:
 _COMPILED_F32 = {c[0].name for c in COMPILE_CASES if c[1] is F32}
 
 
-def _compile_f64_is_slow(info, dtype) -> bool:
-    return dtype is F64 and info.name in _COMPILED_F32
+def _compile_is_slow(info, dtype) -> bool:
+    return (dtype is F64 and info.name in _COMPILED_F32) or not in_make_test(info, "compile")
 
 
 def _all_float32(sample) -> bool:
@@ -500,7 +519,7 @@ def test_gradgradcheck(info, dtype, sample):
 
 
 @pytest.mark.parametrize("info,dtype,sample", _check_params("compile", COMPILE_CASES,
-                                                             _compile_f64_is_slow))
+                                                             _compile_is_slow))
 @pytest.mark.usefixtures("interpreter_only", "frozen_heap")
 def test_compile_matches_eager(info, dtype, sample):
     """`tg.compile` of a step calling the op, weighting its outputs, calling backward():

@@ -69,7 +69,7 @@ def _assert_equal_grads(actual, expected, what):
 
 
 @pytest.mark.parametrize("info,sample,config", _case_params(CONFIGS))
-def test_passes_off_same_gradients(info, sample, config, monkeypatch):
+def test_passes_off_same_gradients(info, sample, config, monkeypatch, crosscheck_in_test_all):
     u, expected = _grads(info, sample)
     engine.clear_cache()
     monkeypatch.setenv("TRACEGRAD_DISABLE_PASSES",
@@ -79,7 +79,8 @@ def test_passes_off_same_gradients(info, sample, config, monkeypatch):
 
 
 @pytest.mark.parametrize("info,sample,config", _case_params(("save_all",)))
-def test_partition_policies_same_gradients(info, sample, config, monkeypatch):
+def test_partition_policies_same_gradients(info, sample, config, monkeypatch,
+                                           crosscheck_in_test_all):
     pos = [i for i, a in enumerate(sample.args) if isinstance(a, np.ndarray)]
 
     def fn(*tensors):
