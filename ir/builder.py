@@ -64,8 +64,9 @@ class _Plan:
 _PLANS: dict = {}
 PLAN_CACHE_SIZE = 4096
 _PY_SCALARS = (bool, int, float, complex)
-# attribute values whose equality is exact for a cache key: not floats (0.0 == -0.0, and
-# NaN != NaN), not mutable containers; a call with other attribute values is not cached
+# attribute values whose equality is exact for a cache key: not mutable containers, not
+# floats as such (0.0 == -0.0, and NaN != NaN): a float is keyed by its `float.hex()`; a
+# call with other attribute values is not cached
 _KEYABLE = frozenset({int, bool, str, type(None), T.DType, type})
 
 
@@ -89,6 +90,11 @@ def _attrs_key(attrs: dict) -> tuple | None:
                 if type(e) is not int and (type(e) is not tuple
                                            or any(type(i) is not int for i in e)):
                     return None
+        elif t is float:
+            # leaky_relu's negative_slope, elu's alpha...: without a cached plan each call
+            # made a new `_Plan`, the tape node's `sig`, so every step's tape had a new key
+            # and its backward program was rebuilt (a DCGAN's three, every step: issue 17)
+            v = v.hex()   # exact: 0.0 and -0.0 differ, every NaN is one key
         elif t not in _KEYABLE:
             return None
         key.append(t)

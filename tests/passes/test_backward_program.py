@@ -103,6 +103,90 @@ def test_views_by_a_tensors_shape_keep_one_program():
     np.testing.assert_array_equal(pos.grad.numpy(), np.full((3, 2), 3.0))   # 0 + 1 + 2
 
 
+
+def test_float_attributes_keep_one_program():
+    # leaky_relu's negative_slope, elu's alpha...: float attributes had no cached plan, so
+    # each call's tape node had a new signature and each step rebuilt its backward program
+    F = tg.nn.functional
+    x = tg.tensor(np.array([-2.0, -0.5, 0.25, 3.0]), requires_grad=True)
+    for _ in range(3):
+        y = F.leaky_relu(x, 0.2) + F.elu(x, alpha=0.5) + F.hardtanh(x, -1.0, 1.0)
+        y.sum().backward()
+    assert engine.cache_info()["programs"] == 1
+    xs = np.array([-2.0, -0.5, 0.25, 3.0])
+    want = (np.where(xs > 0, 1.0, 0.2) + np.where(xs > 0, 1.0, 0.5 * np.exp(xs))
+            + (np.abs(xs) < 1.0))
+    np.testing.assert_allclose(x.grad.numpy(), 3 * want, rtol=1e-12)
+
+
+def test_float_attributes_are_keyed_exactly():
+    # 0.0 == -0.0: one cached plan (or program) for both would give the other's signs;
+    # torch 2.13: leaky_relu(x, s).sum().backward() at x = [-2, 3] gives x.grad [0.0, 1.0]
+    # for s = 0.0 and [-0.0, 1.0] for s = -0.0
+    for s in (0.0, -0.0, 0.0, -0.0):
+        x = tg.tensor(np.array([-2.0, 3.0], np.float32), requires_grad=True)
+        tg.nn.functional.leaky_relu(x, s).sum().backward()
+        assert x.grad.numpy().tolist() == [0.0, 1.0]
+        assert np.signbit(x.grad.numpy()).tolist() == [bool(np.signbit(s)), False]
+    assert engine.cache_info()["programs"] == 2
+
+
+def _tiny_dcgan():
+    """pytorch/examples' DCGAN loop at 8x8, batch 4 (weights drawn from NumPy, as in the
+    torch 2.13 run that recorded the losses below)."""
+    nn = tg.nn
+    gen = nn.Sequential(nn.ConvTranspose2d(4, 4, 4, 1, 0, bias=False), nn.BatchNorm2d(4),
+                        nn.ReLU(True), nn.ConvTranspose2d(4, 3, 4, 2, 1, bias=False), nn.Tanh())
+    disc = nn.Sequential(nn.Conv2d(3, 4, 4, 2, 1, bias=False), nn.LeakyReLU(0.2, inplace=True),
+                         nn.Conv2d(4, 4, 4, 2, 1, bias=False), nn.BatchNorm2d(4),
+                         nn.LeakyReLU(0.2, inplace=True), nn.Conv2d(4, 1, 2, 1, 0, bias=False),
+                         nn.Sigmoid())
+    rng = np.random.default_rng(0)
+    with tg.no_grad():
+        for p in list(gen.parameters()) + list(disc.parameters()):
+            p.copy_(tg.tensor(rng.uniform(-0.3, 0.3, tuple(p.shape)).astype(np.float32)))
+    return gen, disc, rng
+
+
+def test_dcgan_loop_reuses_its_backward_programs(monkeypatch):
+    # issue 17: the DCGAN's LeakyReLU(0.2) made all three backward programs new every step
+    from tracegrad.ir.ops import conv
+    # on NumPy only: cross-checking compiled the two programs for XLA (~5 s), and handing
+    # these convs to XLA compiled 11 jax kernels (~4 s); program counts are the point here
+    tg.set_executor("interpreter")   # the autouse fixture restores "auto"
+    monkeypatch.setenv("TRACEGRAD_CROSSCHECK", "0")
+    monkeypatch.setattr(conv, "XLA_MIN_CONTRACTION", 1 << 30)
+    gen, disc, rng = _tiny_dcgan()
+    bce = tg.nn.BCELoss()
+    opt_d = tg.optim.Adam(disc.parameters(), lr=0.01, betas=(0.5, 0.999))
+    opt_g = tg.optim.Adam(gen.parameters(), lr=0.01, betas=(0.5, 0.999))
+    real = tg.tensor(rng.uniform(-1, 1, (4, 3, 8, 8)).astype(np.float32))
+    losses, programs = [], []
+    for _ in range(6):
+        noise = tg.tensor(rng.standard_normal((4, 4, 1, 1)).astype(np.float32))
+        disc.zero_grad()
+        label = tg.full((4,), 1.0)
+        err_real = bce(disc(real).view(-1), label)
+        err_real.backward()
+        fake = gen(noise)
+        label.fill_(0.0)
+        err_fake = bce(disc(fake.detach()).view(-1), label)
+        err_fake.backward()
+        opt_d.step()
+        gen.zero_grad()
+        label.fill_(1.0)
+        err_g = bce(disc(fake).view(-1), label)
+        err_g.backward()
+        opt_g.step()
+        losses.append(((err_real + err_fake).item(), err_g.item()))
+        programs.append(engine.cache_info()["programs"])
+    # D on real and D on fake have one structure, G's step the other
+    assert programs == [2] * 6
+    torch_losses = [(1.364609, 0.762118), (1.320682, 0.795392), (1.321998, 0.759252),
+                    (1.299786, 0.766876), (1.303006, 0.776261), (1.300152, 0.751827)]  # torch 2.13
+    np.testing.assert_allclose(losses, torch_losses, atol=2e-6)
+
+
 def _ran_on(monkeypatch):
     """The executors backward programs run on, in order (cross-check off: under it the
     interpreter path also runs, and lowers, the jax function)."""
