@@ -15,7 +15,7 @@ from tracegrad.ir import types as T
 from tracegrad.ir.errors import with_location
 from tracegrad.ir.scalars import check_scalar
 
-from . import _ops, _state, _view_names
+from . import _ops, _state, _view_names, _views
 from .tensor import Tensor, attach
 
 median_result = collections.namedtuple("median", ["values", "indices"])
@@ -106,6 +106,24 @@ def heaviside(input, *args, **kwargs):  # noqa: A002
     tensor, as torch 2.13, which has no Python-number form)."""
     values, rest = _tensor_values("heaviside", args, kwargs, 2)
     return _ops.heaviside(input, values, *rest, **kwargs)
+
+
+def squeeze(input, dim=None):  # noqa: A002
+    """`input` without its size-1 dims, or those of `dim` (an int or a tuple; torch.squeeze):
+    a view, its node named by torch's overload (SqueezeBackward0 / 1 / 2)."""
+    return _view_names.rename(_ops.squeeze(input, dim), _view_names.squeeze_name(dim), input)
+
+
+def flatten(input, start_dim: int = 0, end_dim: int = -1):  # noqa: A002
+    """Dims `start_dim`..`end_dim` of `input` merged into one (torch.flatten): a view
+    (ViewBackward0), or a copy where the strides do not allow one (UnsafeViewBackward0);
+    `input` itself when that is one dim (a 1-D input, ``flatten(d, d)``), as torch."""
+    out = _ops.flatten(input, start_dim, end_dim)   # (its dims checked there)
+    if input.ndim and start_dim % input.ndim == end_dim % input.ndim:
+        return input
+    if not _views.is_viewable(input, out.shape):
+        _view_names.rename(out, "UnsafeViewBackward0", input)
+    return out
 
 
 @_state.located
@@ -219,6 +237,12 @@ class _SurfaceMethods:
     def select(self, dim, index):
         return select(self, dim, index)
 
+    def squeeze(self, dim=None):
+        return squeeze(self, dim)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        return flatten(self, start_dim, end_dim)
+
     def heaviside(self, *args, **kwargs):
         values, rest = _tensor_values("heaviside", args, kwargs, 1)
         return _ops.heaviside(self, values, *rest, **kwargs)
@@ -238,5 +262,5 @@ class _SurfaceMethods:
         return isin(self, test_elements, invert=invert)
 
 
-__all__ = ["add", "broadcast_to", "heaviside", "isin", "median", "repeat_interleave", "select",
-           "sub", "subtract", "trace"]
+__all__ = ["add", "broadcast_to", "flatten", "heaviside", "isin", "median", "repeat_interleave",
+           "select", "squeeze", "sub", "subtract", "trace"]

@@ -139,22 +139,47 @@ def test_renamed_view_nodes_keep_their_gradients():
     np.testing.assert_array_equal(x.grad.numpy(), [[0, 1], [10, 100]])
 
 
-_NAME_GAPS = [
-    ("squeeze(1)", lambda y: y.squeeze(1), "SqueezeBackward1"),
-    ("squeeze((1,))", lambda y: y.squeeze((1,)), "SqueezeBackward2"),
-    ("flatten copying", lambda y: y.transpose(0, 2).flatten(), "UnsafeViewBackward0"),
-    ("tensor_split", lambda y: y.tensor_split(2)[0], "SliceBackward0"),
-]
-
-
-@pytest.mark.xfail(strict=True, reason="one node name per registry op: squeeze's overloads, "
-                   "a copying flatten and tensor_split keep the op's name (docs/autograd.md)")
-@pytest.mark.parametrize("make, want", [(m, w) for _, m, w in _NAME_GAPS],
-                         ids=[i for i, _, _ in _NAME_GAPS])
+@pytest.mark.parametrize("make, want", [
+    (lambda y: y.squeeze(1), "SqueezeBackward1"),
+    (lambda y: y.squeeze(dim=1), "SqueezeBackward1"),
+    (lambda y: tg.squeeze(y, 0), "SqueezeBackward1"),       # a dim that is not 1 too
+    (lambda y: y.squeeze((1,)), "SqueezeBackward2"),
+    (lambda y: y.squeeze([1]), "SqueezeBackward2"),
+    (lambda y: tg.squeeze(y, (0, 1)), "SqueezeBackward2"),
+    (lambda y: tg.squeeze(y), "SqueezeBackward0"),
+    (lambda y: y.transpose(0, 2).flatten(), "UnsafeViewBackward0"),   # a copy
+    (lambda y: tg.flatten(y.transpose(0, 2)), "UnsafeViewBackward0"),
+    (lambda y: y.flatten(0, 1), "ViewBackward0"),
+    (lambda y: y.tensor_split(2)[0], "SliceBackward0"),
+    (lambda y: y.tensor_split(2)[1], "SliceBackward0"),
+], ids=["squeeze(1)", "squeeze(dim=1)", "tg.squeeze(y, 0)", "squeeze((1,))", "squeeze([1])",
+        "tg.squeeze(y, (0, 1))", "tg.squeeze(y)", "flatten copying", "tg.flatten copying",
+        "flatten(0, 1)", "tensor_split 0", "tensor_split 1"])
 def test_view_names_that_depend_on_the_overload(make, want):
-    # torch 2.13: the names in _NAME_GAPS (y = ones(2, 1, 3))
+    # torch 2.13: these names (y = ones(2, 1, 3) requiring grad)
     y = tg.ones(*_Y, requires_grad=True)
     assert _name(make(y)) == want
+
+
+def test_flatten_of_one_dim_is_the_input_itself():
+    # torch 2.13: x.flatten() is x for a 1-D x, and y.flatten(0, 0) is y; a 0-d tensor
+    # flattens to shape (1,)
+    x = tg.ones(3, requires_grad=True)
+    y = tg.ones(*_Y, requires_grad=True)
+    assert x.flatten() is x and tg.flatten(y, 0, 0) is y and y.flatten(-1, 2) is y
+    z = tg.tensor(2.0, requires_grad=True)
+    assert tuple(z.flatten().shape) == (1,)
+
+
+def test_squeeze_in_place_and_its_gradient():
+    # torch 2.13: y.clone().squeeze_(1) has shape (2, 3); the gradient of (s * w).sum() to y
+    # is w with the squeezed dim back
+    y = tg.ones(*_Y, requires_grad=True)
+    w = tg.arange(6.0).reshape(2, 3)
+    s = y.squeeze(1)
+    (s * w).sum().backward()
+    np.testing.assert_array_equal(y.grad.numpy(), np.arange(6.0).reshape(2, 1, 3))
+    assert tuple(y.detach().clone().squeeze_(1).shape) == (2, 3)
 
 
 # ---- 3. a view regenerated after a write to its base --------------------------------------
