@@ -246,19 +246,20 @@ def _store_packed(node, is_out: bool, k: int, packed, unpack_hook) -> None:
 _EXPAND = CompositeDef.expand.__code__
 
 
-def _composite_names(node) -> dict | None:
+def _composite_names() -> dict | None:
     """``{id(tensor): name}`` of the operands of the composite op whose decomposition is
     recording `node` (the outermost: the op the user called; looked up on the stack only
     while saved-tensor hooks are active), or None outside any: torch's node for ``addmm``
     or ``matmul`` saves under the user-level op's names (mat1, mat2; other, self), which
     the step's op (``mm``, ``batched_matmul``) does not know."""
-    f, outer = sys._getframe(2), None
+    f, outer = sys._getframe(3), None
     while f is not None:
         if f.f_code is _EXPAND:
             outer = f
         f = f.f_back
     if outer is None:
         return None
+    # `expand`'s locals: self (the CompositeDef), operands and params (its bound call)
     comp, local = outer.f_locals.get("self"), outer.f_locals
     names = {id(t): _torch_name(comp, i)
              for i, t in enumerate(local.get("operands") or ()) if isinstance(t, Tensor)}
@@ -271,7 +272,7 @@ def _composite_names(node) -> dict | None:
 def _pack_order(node, operands: list, positions) -> list:
     """`torch_order` by the op's own input names, or inside a composite by the composite's
     (the step's order is kept where a saved input is not one of the composite's operands)."""
-    names = _composite_names(node)
+    names = _composite_names()
     if names is None:
         return torch_order(node.op, positions)
     if not all(p[0] or id(operands[p[1]]) in names for p in positions):
