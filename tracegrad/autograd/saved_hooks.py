@@ -18,6 +18,7 @@ the hooks own it.
 """
 from __future__ import annotations
 
+import functools
 import gc
 import sys
 
@@ -112,11 +113,12 @@ def _torch_name(op, k: int) -> str:
     return "self" if name == "input" else name
 
 
-def torch_order(op, positions) -> list:
+@functools.lru_cache(maxsize=4096)
+def torch_order(op, positions: tuple) -> tuple:
     """`positions` in the order torch 2.13 saves (and packs) them: its generated nodes save
     their inputs sorted by name (``mul``: other, then self; ``pow``: exponent, self), then
     their outputs."""
-    return sorted(positions, key=lambda p: (p[0], p[1] if p[0] else _torch_name(op, p[1])))
+    return tuple(sorted(positions, key=lambda p: (p[0], p[1] if p[0] else _torch_name(op, p[1]))))
 
 
 def saved_names(node) -> dict:
@@ -253,7 +255,8 @@ def _composite_names() -> dict | None:
     or ``matmul`` saves under the user-level op's names (mat1, mat2; other, self), which
     the step's op (``mm``, ``batched_matmul``) does not know."""
     f, outer = sys._getframe(3), None
-    while f is not None:
+    # up to the first frame outside tracegrad: a decomposition never calls user code
+    while f is not None and f.f_globals.get("__name__", "").startswith("tracegrad"):
         if f.f_code is _EXPAND:
             outer = f
         f = f.f_back
@@ -274,7 +277,7 @@ def _pack_order(node, operands: list, positions) -> list:
     (the step's order is kept where a saved input is not one of the composite's operands)."""
     names = _composite_names()
     if names is None:
-        return torch_order(node.op, positions)
+        return torch_order(node.op, tuple(positions))
     if not all(p[0] or id(operands[p[1]]) in names for p in positions):
         return list(positions)
     return sorted(positions, key=lambda p: (p[0], p[1] if p[0] else names[id(operands[p[1]])]))
