@@ -88,6 +88,9 @@ def parse_size(name: str, args: tuple, size=None, *, strict: bool = False) -> tu
                 msg = (f"failed to unpack the object at pos {pos + 1} with error \"type must be "
                        f"tuple of ints,but got {kind}\"")
             raise TypeError(f"{name}(): argument 'size' {msg}")
+        if not -(1 << 63) <= d < 1 << 63:   # torch 2.13 unpacks each entry as an int64
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                            f"{pos + 1} with error \"Overflow when unpacking long long\"")
         out.append(d)
     if any(d < 0 for d in out):
         if name == "zeros":   # torch 2.13 words zeros' own check so
@@ -526,13 +529,28 @@ def randperm(n: int, *, generator=None, dtype=None, device=None,
     return leaf("randperm", t, requires_grad)
 
 
+def _range_scalar(v):
+    """A bound of arange as torch 2.13 reads a Python number (an int64, else a uint64
+    Scalar): ints outside [-2**63, 2**64) raise its OverflowError."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        v = int(v)
+        if v >= 1 << 64:
+            raise OverflowError("arange: int too big to convert")
+        if v < -(1 << 63):
+            raise OverflowError("arange: can't convert negative int to unsigned")
+    return v
+
+
 def arange(start, end=None, step=1, *, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Values in [start, end) by step (torch.arange); int64 unless a bound is a float.
 
     Raises:
         TypeError: a bound that is not a number, a bad dtype or requires_grad.
-        RuntimeError: a zero step, or bounds the step's sign cannot reach (torch's words).
+        OverflowError: an int bound outside [-2**63, 2**64) (torch's words).
+        RuntimeError: a zero step, bounds the step's sign cannot reach, an infinite or NaN
+            bound, an int bound of 2**63 or more for an integer dtype, 2**63 values or
+            more (torch's words).
         AllocationError: more values than memory holds (`check_alloc`).
     """
     check_device("arange", device)
@@ -543,12 +561,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
             v = v.item()
         if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, complex):
             raise TypeError(f"arange(): argument '{arg}' must be Number, not {type(v).__name__}")
-    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
-    if step == 0:
-        raise RuntimeError("arange: step must be nonzero")
-    if (end - start) * step < 0:   # torch 2.13's words
-        raise RuntimeError(f"arange: upper bound and lower bound inconsistent with step sign "
-                           f"(start={start}, end={end}, step={step})")
+    start, end, step = (_range_scalar(v.item() if isinstance(v, Tensor) else v)
+                        for v in (start, end, step))
     if dtype is None:
         dt = T.result_type([], [], [start, end, step])
         if dt is T.bool_:
@@ -556,7 +570,22 @@ def arange(start, end=None, step=1, *, dtype=None, device=None,
     else:
         dt = dtype_arg("arange", dtype)
     bool_arg("arange", "requires_grad", requires_grad)
-    check_alloc("arange", (math.ceil((end - start) / step),), dt)
+    if dt.category in (T.INT, T.BOOL) and any(isinstance(v, int) and v >= 1 << 63
+                                             for v in (start, end, step)):
+        # torch 2.13: such a number is a uint64 Scalar, then converted to int64
+        raise RuntimeError("arange: value cannot be converted to type int64_t without overflow")
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):   # torch 2.13's words
+        raise RuntimeError(f"arange: unsupported range: {start:g} -> {end:g}")
+    if (end - start) * step < 0:   # torch 2.13's words
+        raise RuntimeError(f"arange: upper bound and lower bound inconsistent with step sign "
+                           f"(start={start}, end={end}, step={step})")
+    n = math.ceil((end - start) / step)
+    if n >= 1 << 63:   # torch 2.13's words
+        raise RuntimeError(f"arange: invalid size, possible overflow? ({n} values from "
+                           f"start={start}, end={end}, step={step})")
+    check_alloc("arange", (n,), dt)
     return leaf("arange", _ops.arange(start, end, step, dt), requires_grad)
 
 

@@ -28,7 +28,7 @@ from tracegrad.ir.errors import DTypeError, ShapeError, TraceError
 from tracegrad.ir.graph import Value
 from tracegrad.ir.ops.index import bounds_error, checked_index
 
-from . import _ops, _state
+from . import _ops, _state, _view_names
 from .dispatch.frontend import EAGER
 from .tensor import Tensor
 
@@ -299,7 +299,7 @@ def getitem(x: Tensor, key) -> Tensor:
     if EMPTY in shape:                   # x[False]: the new axis has size 0
         stops = tuple(0 if s == EMPTY else n for s, n in zip(shape, out.shape))
         out = _ops.slice(out, (0,) * out.ndim, stops, (1,) * out.ndim)
-    return out
+    return _view_names.rename(out, _view_names.getitem_name(x.shape, key), x)
 
 
 # ---- setitem -------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from tracegrad.ir import types as T
 from tracegrad.ir.errors import with_location
 from tracegrad.ir.scalars import check_scalar
 
-from . import _ops, _state
+from . import _ops, _state, _view_names, _views
 from .tensor import Tensor, attach
 
 median_result = collections.namedtuple("median", ["values", "indices"])
@@ -86,6 +86,46 @@ def spmm(input, mat2):
     return _ops.mm(input, mat2)
 
 
+def _tensor_values(name: str, args: tuple, kwargs: dict, position: int):
+    """heaviside's `values`, which torch 2.13 takes as a tensor only (no Scalar overload):
+    a Python number raises its TypeError, with the position when passed positionally."""
+    if args:
+        values, where = args[0], f" (position {position})"
+    elif "values" in kwargs:
+        values, where = kwargs.pop("values"), ""
+    else:
+        raise TypeError(f"{name}() missing required argument 'values'")
+    if not isinstance(values, Tensor):
+        raise with_location(TypeError(f"{name}(): argument 'values'{where} must be Tensor, not "
+                                      f"{type(values).__name__}"), _state.user_location())
+    return values, args[1:]
+
+
+def heaviside(input, *args, **kwargs):  # noqa: A002
+    """0 where `input` < 0, `values` where it is 0, 1 where > 0 (torch.heaviside; `values` a
+    tensor, as torch 2.13, which has no Python-number form)."""
+    values, rest = _tensor_values("heaviside", args, kwargs, 2)
+    return _ops.heaviside(input, values, *rest, **kwargs)
+
+
+def squeeze(input, dim=None):  # noqa: A002
+    """`input` without its size-1 dims, or those of `dim` (an int or a tuple; torch.squeeze):
+    a view, its node named by torch's overload (SqueezeBackward0 / 1 / 2)."""
+    return _view_names.rename(_ops.squeeze(input, dim), _view_names.squeeze_name(dim), input)
+
+
+def flatten(input, start_dim: int = 0, end_dim: int = -1):  # noqa: A002
+    """Dims `start_dim`..`end_dim` of `input` merged into one (torch.flatten): a view
+    (ViewBackward0), or a copy where the strides do not allow one (UnsafeViewBackward0);
+    `input` itself when that is one dim (a 1-D input, ``flatten(d, d)``), as torch."""
+    out = _ops.flatten(input, start_dim, end_dim)   # (its dims checked there)
+    if input.ndim and start_dim % input.ndim == end_dim % input.ndim:
+        return input
+    if not _views.is_viewable(input, out.shape):
+        _view_names.rename(out, "UnsafeViewBackward0", input)
+    return out
+
+
 @_state.located
 def select(input, dim: int, index: int):
     """The slice of `input` at `index` along `dim`, that dim removed (torch.select): a view.
@@ -101,7 +141,8 @@ def select(input, dim: int, index: int):
     if not -n <= index < n:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{input.shape} at dimension {dim}")
-    return _ops.squeeze(_ops.narrow(input, d, index % n, 1), d)
+    return _view_names.rename(_ops.squeeze(_ops.narrow(input, d, index % n, 1), d),
+                              "SelectBackward0", input)
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
@@ -196,6 +237,21 @@ class _SurfaceMethods:
     def select(self, dim, index):
         return select(self, dim, index)
 
+    def squeeze(self, dim=None):
+        return squeeze(self, dim)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        return flatten(self, start_dim, end_dim)
+
+    def heaviside(self, *args, **kwargs):
+        values, rest = _tensor_values("heaviside", args, kwargs, 1)
+        return _ops.heaviside(self, values, *rest, **kwargs)
+
+    def heaviside_(self, *args, **kwargs):
+        values, rest = _tensor_values("heaviside_", args, kwargs, 1)
+        return self._inplace_apply("heaviside_", lambda: _ops.heaviside(self, values, *rest,
+                                                                        **kwargs))
+
     def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
         return repeat_interleave(self, repeats, dim)
 
@@ -206,5 +262,5 @@ class _SurfaceMethods:
         return isin(self, test_elements, invert=invert)
 
 
-__all__ = ["add", "broadcast_to", "isin", "median", "repeat_interleave", "select", "sub",
-           "subtract", "trace"]
+__all__ = ["add", "broadcast_to", "flatten", "heaviside", "isin", "median", "repeat_interleave",
+           "select", "squeeze", "sub", "subtract", "trace"]

@@ -13,7 +13,7 @@ import weakref
 from tracegrad.ir import types as T
 from tracegrad.ir.errors import ShapeError, with_location
 
-from . import _composite, _creation, _indexing, _ops, _state, _views
+from . import _composite, _creation, _indexing, _ops, _state, _view_names, _views
 from ._device import CPU, check_device
 from .dispatch import view_meta
 from .dispatch.frontend import DISPATCHER
@@ -217,7 +217,11 @@ class _TensorMethods:
         return out
 
     def reshape(self, *shape):
-        return _ops.reshape(self, _varargs(shape))
+        shape = _varargs(shape)
+        out = _ops.reshape(self, shape)
+        if not _views.is_viewable(self, out.shape):   # torch copies, then _unsafe_view
+            _view_names.rename(out, "UnsafeViewBackward0", self)
+        return out
 
     def permute(self, *dims):
         return _ops.permute(self, _varargs(dims))

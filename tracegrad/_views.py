@@ -24,6 +24,7 @@ import numpy as np
 
 from tracegrad.ir.registry import get
 
+from . import _view_names
 from .dispatch import view_meta
 from .dispatch.frontend import EAGER
 from .dispatch.grad_mode import enable_grad, no_grad
@@ -91,6 +92,9 @@ def refresh(base: Tensor) -> None:
             _refresh_view(base, v)
             if view_meta.MARKS:   # views torch refuses after such a write (view_meta.py)
                 view_meta.refuse_after_rebase(v, base)
+            if isinstance(v.grad_fn, TapeNode) and v.grad_fn is not base.grad_fn:
+                # torch regenerates the view as an as_strided of its base
+                _view_names.rename(v, "AsStridedBackward0", base)
 
 
 def _refresh_view(base: Tensor, v: Tensor) -> None:

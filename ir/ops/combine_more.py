@@ -297,6 +297,6 @@ defcomposite("rot90", "input: Tensor, k=1, dims=(0, 1)", _rot90, ref="torch.rot9
 defcomposite("take", "input: Tensor, index: Tensor", _take, ref="torch.take", flags=COMPLEX)
 defcomposite("tensor_split", "input: Tensor, indices_or_sections, dim=0", _tensor_split,
              ref="torch.tensor_split (sections, or indices; a tensor of them: tg.tensor_split)",
-             flags=COMPLEX | VIEW)
+             flags=COMPLEX | VIEW, node_name="SliceBackward0")   # torch: each piece a slice
 defcomposite("block_diag", "*tensors: Tensor", _block_diag, ref="torch.block_diag",
              flags=COMPLEX)

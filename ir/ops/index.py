@@ -327,8 +327,10 @@ def _masked_scatter(ops, x, mask, source):
                                         "< number of ones in mask"))
     flat_mask = ops.reshape(ops.expand(mask, shape), (-1,))
     flat_x = ops.reshape(ops.expand(x, shape), (-1,))
-    if n == 0:   # then the mask has no ones
-        return ops.reshape(flat_x, shape)
+    if n == 0:   # then the mask has no ones: x, with source kept in the graph (torch
+        # gives an empty source a zero gradient of its shape, not None)
+        none = ops.convert(ops.sum(source), x.dtype)
+        return ops.reshape(ops.where(flat_mask, none, flat_x), shape)
     # the k-th True of the mask (row-major) takes source's k-th element
     pos = ops.sub(ops.cumsum(ops.convert(flat_mask, T.int64), dim=0), 1)
     pos = checked_index(ops, name, ops.where(flat_mask, pos, 0), n, 0)

@@ -77,7 +77,9 @@ defop("reshape", "input", attrs=(("shape", None, K.SHAPE),), canon=_canon_reshap
       infer=lambda types, *, shape: T.TensorType(shape, types[0].dtype), ref="torch.reshape",
       kernel=lambda xp, x, *, shape: xp.reshape(x, shape),
       vjp=lambda b, ct, x, out, *, shape: [b.reshape(ct, x.shape)], jvp=LINEAR,
-      view_inverse=_reshape_inverse, simplify=first_of(same_type_identity, _reshape_twice))
+      view_inverse=_reshape_inverse, simplify=first_of(same_type_identity, _reshape_twice),
+      node_name="ViewBackward0")   # torch's name for a reshape that views (Tensor.reshape
+                                  # names a copying one UnsafeViewBackward0)
 
 defcomposite("view", "input: Tensor, shape=None", lambda ops, x, shape: ops.reshape(x, shape),
              ref="torch.Tensor.view", flags=COMPLEX | VIEW)

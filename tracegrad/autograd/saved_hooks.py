@@ -10,16 +10,21 @@ result, ``add`` nothing), the same sets torch's derivatives.yaml declares.
 every op recorded calls ``pack(tensor)`` for each value it saves, at record
 time, and the tape keeps only the packed object; the engine calls
 ``unpack(packed)`` when a backward program reads the value, in torch's
-order (the most recently recorded node first, inputs before outputs).  The
+order (the most recently recorded node first, each node's values in the order
+they were packed: torch's, inputs sorted by their derivatives.yaml names, then
+outputs; see `torch_order`).  The
 innermost pair wins.  As in torch, a packed value is not version-checked:
 the hooks own it.
 """
 from __future__ import annotations
 
+import functools
 import gc
+import sys
 
 from tracegrad.ir.builder import Builder
 from tracegrad.ir.graph import Graph, Node as IRNode
+from tracegrad.ir.registry import CompositeDef
 
 from .. import _state
 from ..dispatch import view_meta
@@ -98,6 +103,22 @@ def saved_positions(node) -> tuple:
     needs = tuple(e is not None and t.dtype.is_differentiable
                   for e, t in zip(node.edges, node.in_types))
     return vjp_reads(node.op, node.attrs, node.in_types, node.out_types, needs)
+
+
+def _torch_name(op, k: int) -> str:
+    """Input `k`'s name in torch's derivatives.yaml (``input`` is torch's ``self``)."""
+    if op.inputs and op.inputs[0].startswith("*"):
+        return f"{op.inputs[0][1:]}{k:08d}"
+    name = op.inputs[k] if k < len(op.inputs) else f"~{k:08d}"
+    return "self" if name == "input" else name
+
+
+@functools.lru_cache(maxsize=4096)
+def torch_order(op, positions: tuple) -> tuple:
+    """`positions` in the order torch 2.13 saves (and packs) them: its generated nodes save
+    their inputs sorted by name (``mul``: other, then self; ``pow``: exponent, self), then
+    their outputs."""
+    return tuple(sorted(positions, key=lambda p: (p[0], p[1] if p[0] else _torch_name(op, p[1]))))
 
 
 def saved_names(node) -> dict:
@@ -224,6 +245,44 @@ def _store_packed(node, is_out: bool, k: int, packed, unpack_hook) -> None:
         node.saved_inputs = tuple(vals)
 
 
+_EXPAND = CompositeDef.expand.__code__
+
+
+def _composite_names() -> dict | None:
+    """``{id(tensor): name}`` of the operands of the composite op whose decomposition is
+    recording `node` (the outermost: the op the user called; looked up on the stack only
+    while saved-tensor hooks are active), or None outside any: torch's node for ``addmm``
+    or ``matmul`` saves under the user-level op's names (mat1, mat2; other, self), which
+    the step's op (``mm``, ``batched_matmul``) does not know."""
+    f, outer = sys._getframe(3), None
+    # up to the first frame outside tracegrad: a decomposition never calls user code
+    while f is not None and f.f_globals.get("__name__", "").startswith("tracegrad"):
+        if f.f_code is _EXPAND:
+            outer = f
+        f = f.f_back
+    if outer is None:
+        return None
+    # `expand`'s locals: self (the CompositeDef), operands and params (its bound call)
+    comp, local = outer.f_locals.get("self"), outer.f_locals
+    names = {id(t): _torch_name(comp, i)
+             for i, t in enumerate(local.get("operands") or ()) if isinstance(t, Tensor)}
+    for name, v in (local.get("params") or {}).items():
+        if isinstance(v, Tensor):
+            names.setdefault(id(v), "self" if name == "input" else name)
+    return names
+
+
+def _pack_order(node, operands: list, positions) -> list:
+    """`torch_order` by the op's own input names, or inside a composite by the composite's
+    (the step's order is kept where a saved input is not one of the composite's operands)."""
+    names = _composite_names()
+    if names is None:
+        return torch_order(node.op, tuple(positions))
+    if not all(p[0] or id(operands[p[1]]) in names for p in positions):
+        return list(positions)
+    return sorted(positions, key=lambda p: (p[0], p[1] if p[0] else names[id(operands[p[1]])]))
+
+
 def pack_node(node, operands: list, outs: list) -> None:
     """Record time, under `saved_tensors_hooks`: pack every value `node` saves."""
     local = _state.local
@@ -234,6 +293,7 @@ def pack_node(node, operands: list, outs: list) -> None:
     stack = local.saved_hooks
     local.saved_hooks = []   # ops inside a pack hook are not themselves packed
     try:
+        positions = _pack_order(node, operands, positions)
         for is_out, k in positions:
             if not is_out and is_scalar(operands[k]):   # torch saves a Python number as is
                 continue

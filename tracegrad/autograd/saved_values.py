@@ -103,7 +103,7 @@ def _saved_inputs(nodes: list[TapeNode], w: _Wiring, prog: BackwardProgram, tens
             return [_saved_tensor(nodes, w, f) for f in prog.feeds]
         return [_saved_value(nodes, f) for f in prog.feeds]
     # unpack hooks run in torch's order: the last recorded node first, its inputs first
-    order = sorted(range(len(prog.feeds)), key=lambda j: _unpack_order(prog.feeds[j]))
+    order = sorted(range(len(prog.feeds)), key=lambda j: _unpack_order(nodes, prog.feeds[j]))
     values: list = [None] * len(prog.feeds)
     for j in order:
         v = _saved_packed(nodes, prog.feeds[j])
@@ -114,6 +114,10 @@ def _saved_inputs(nodes: list[TapeNode], w: _Wiring, prog: BackwardProgram, tens
     return values
 
 
-def _unpack_order(feed: Feed) -> tuple:
+def _unpack_order(nodes: list[TapeNode], feed: Feed) -> tuple:
+    # the last reader's node first; within a node, the order its values were packed in
     r, r_out, rk = max(feed.checked(), key=lambda x: (x.node, -x.is_output, -x.index))
-    return (-r, r_out, rk)
+    ex = nodes[r].extra
+    packed = list(ex.packed) if ex is not None and ex.packed else []
+    rank = packed.index((r_out, rk)) if (r_out, rk) in packed else len(packed)
+    return (-r, rank, r_out, rk)
