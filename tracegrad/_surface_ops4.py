@@ -72,6 +72,9 @@ def float_power(input, exponent):  # noqa: A002
     """``input ** exponent`` in float64 (complex128 when an operand is complex), as
     torch.float_power; `input` or `exponent` may be a Python number (not both)."""
     if not isinstance(input, Tensor):
+        if isinstance(input, bool) or not isinstance(input, (int, float, complex)):
+            raise _fail(TypeError(f"float_power(): argument 'input' must be a tensor or a "
+                                  f"number, not {type(input).__name__}"))
         if not isinstance(exponent, Tensor):
             raise _fail(TypeError("float_power(): expected a tensor as input or exponent, got "
                                   f"{type(input).__name__} and {type(exponent).__name__}"))
@@ -133,6 +136,9 @@ class _Surface4Methods:
         mask = _diagonal_mask(self, wrap)
         if isinstance(fill_value, Tensor):
             fill_value = fill_value.item()
+        if not isinstance(fill_value, (bool, int, float, complex)):
+            raise _fail(TypeError(f"fill_diagonal_(): argument 'fill_value' must be a number, "
+                                  f"not {type(fill_value).__name__}"))
         try:
             value = check_scalar("fill_diagonal_", fill_value, self.dtype)
         except (RuntimeError, OverflowError) as e:

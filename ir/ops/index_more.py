@@ -127,7 +127,9 @@ def _directional_split(name: str, dim: int, min_dims: int):
                 f"tensor with {nd} dimensions!"))
         d = 0 if name == "hsplit" and nd == 1 else dim
         s = indices_or_sections
-        if isinstance(s, bool) or not isinstance(s, (int, list, tuple)):
+        if isinstance(s, bool) or not isinstance(s, (int, list, tuple)) or (
+                not isinstance(s, int) and not all(isinstance(i, int) and
+                                                   not isinstance(i, bool) for i in s)):
             raise _fail(ops, TypeError(f"{name}(): argument 'indices_or_sections' must be an "
                                        f"int or a list of ints, not {type(s).__name__}"))
         if isinstance(s, int) and (s == 0 or input.shape[d] % s):

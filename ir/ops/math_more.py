@@ -119,6 +119,10 @@ def _renorm(ops, input, p, dim, maxnorm):
     if not input.dtype.is_floating_point or input.dtype.is_complex:
         raise _fail(ops, DTypeError(f"renorm: expected a real floating-point input, got "
                                     f"{_ty(input)}"))
+    for arg, v in (("p", p), ("maxnorm", maxnorm)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise _fail(ops, TypeError(f"renorm(): argument '{arg}' must be a number, not "
+                                       f"{type(v).__name__}"))
     if p <= 0:
         raise _fail(ops, RuntimeError("renorm: non-positive-norm not supported"))
     if maxnorm < 0:

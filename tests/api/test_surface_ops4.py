@@ -424,6 +424,12 @@ ERRORS = [
     (lambda: tg.dsplit(tg.ones(2, 4, 3), 2), RuntimeError,
      "torch.dsplit attempted to split along dimension 2, but the size of the dimension 3 is "
      "not divisible by the split_size 2!"),
+    (lambda: tg.hsplit(tg.ones(2, 4), [1.5]), TypeError,
+     "hsplit.*must be an int or a list of ints"),
+    (lambda: tg.ones(2, 2).fill_diagonal_("a"), TypeError,
+     "fill_diagonal_.*'fill_value' must be a number, not str"),
+    (lambda: tg.renorm(tg.ones(2, 2), "a", 0, 1.0), TypeError,
+     "renorm.*'p' must be a number, not str"),
     (lambda: tg.dsplit(tg.ones(2, 3), 1), RuntimeError,
      "torch.dsplit requires a tensor with at least 3 dimension, but got a tensor with 2 "
      "dimensions!"),
