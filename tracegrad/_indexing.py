@@ -235,6 +235,9 @@ class _Plan:
         self.dim = len(pre)
         self.merged = (tuple(sliced[d] for d in pre) + (math.prod(sliced[d] for d in adv_dims),)
                        + tuple(sliced[d] for d in post))
+        if T.broadcast_shapes(*(tuple(idx.shape) for _, idx in lay.adv)) is None:
+            raise ShapeError("shape mismatch: indexing tensors could not be broadcast together "
+                             "with shapes " + ", ".join(str(list(idx.shape)) for _, idx in lay.adv))
         flat = None
         for d, idx in lay.adv:    # row-major over the merged dims; broadcasts the indices
             flat = idx if flat is None else _ops.add(_ops.mul(flat, sliced[d]), idx)

@@ -381,6 +381,11 @@ ERRORS = [
      IndexError, r"too many indices for tensor of dimension 2 \(got 3"),
     (lambda: tg.ones(3, 4).index_put_((tg.tensor([0, 5]),), tg.tensor(1.0)), IndexError,
      "index 5 is out of bounds for dimension 0 with size 3"),
+    # torch 2.13: IndexError with this text; ShapeError (a ValueError) here, as getitem's
+    (lambda: tg.index_put(tg.ones(3, 4), (tg.tensor([0, 2]), tg.tensor([0, 1, 2])),
+                          tg.ones(3)), ValueError,
+     r"index_put: shape mismatch: indexing tensors could not be broadcast together with "
+     r"shapes \[2\], \[3\]"),
     (lambda: tg.ones(3).fill_diagonal_(5), RuntimeError, "dimensions must larger than 1"),
     (lambda: tg.ones(2, 3, 2).fill_diagonal_(5), RuntimeError,
      "all dimensions of input must be of equal length"),
