@@ -235,6 +235,9 @@ class _Plan:
         self.dim = len(pre)
         self.merged = (tuple(sliced[d] for d in pre) + (math.prod(sliced[d] for d in adv_dims),)
                        + tuple(sliced[d] for d in post))
+        if T.broadcast_shapes(*(tuple(idx.shape) for _, idx in lay.adv)) is None:
+            raise ShapeError("shape mismatch: indexing tensors could not be broadcast together "
+                             "with shapes " + ", ".join(str(list(idx.shape)) for _, idx in lay.adv))
         flat = None
         for d, idx in lay.adv:    # row-major over the merged dims; broadcasts the indices
             flat = idx if flat is None else _ops.add(_ops.mul(flat, sliced[d]), idx)
@@ -352,22 +355,26 @@ def _masked_setitem(x: Tensor, tokens: list, v: Tensor) -> Tensor | None:
     return _place(x, lay, _ops.where(mask, v, region))
 
 
-def setitem_value(x: Tensor, key, value) -> Tensor:
-    """The value x has after ``x[key] = value`` (Tensor.__setitem__ takes it in place)."""
+def setitem_value(x: Tensor, key, value, accumulate: bool = False) -> Tensor:
+    """The value x has after ``x[key] = value`` (Tensor.__setitem__ takes it in place); with
+    `accumulate`, after ``x[key] += value`` with repeated indices adding up (index_put_)."""
     tokens = _tokens(key)
     v = _value(x, value)
     if any(kind == "bool" and not k for kind, k in tokens):
         return x                      # x[False] = v selects nothing
     kinds = [kind for kind, _ in tokens]
-    if kinds.count("mask") == 1 and "index" not in kinds:
+    if kinds.count("mask") == 1 and "index" not in kinds and not accumulate:
         out = _masked_setitem(x, tokens, v)
         if out is not None:
             return out
     lay = _layout(x, tokens, "setitem")
     sliced = lay.sliced
     if not lay.adv:
-        v = _broadcast_to(v, tuple(lay.items))
-        out = _place(x, lay, _reshape(v, sliced))
+        v = _reshape(_broadcast_to(v, tuple(lay.items)), sliced)
+        if accumulate:
+            v = _ops.add(v, x if lay.trivial else _ops.slice(
+                x, tuple(lay.starts), tuple(lay.stops), tuple(lay.steps)))
+        out = _place(x, lay, v)
         if out.grad_fn is not None:   # torch: a copy into a basic-indexing view of x
             out.grad_fn._extra().name = "torch::autograd::CopySlices"
         return out
@@ -375,7 +382,7 @@ def setitem_value(x: Tensor, key, value) -> Tensor:
     v = _reshape(_broadcast_to(v, tuple(plan.result)), plan.taken)
     region = x if lay.trivial else _ops.slice(x, tuple(lay.starts), tuple(lay.stops),
                                               tuple(lay.steps))
-    put = _ops.index_put(plan.merge(region), plan.flat, v, plan.dim)
+    put = _ops.index_put(plan.merge(region), plan.flat, v, plan.dim, accumulate)
     return _place(x, lay, plan.unmerge(put, sliced))
 
 

@@ -16,11 +16,11 @@ from .tensor import Tensor
 
 # torch in-place methods whose out-of-place op is a Tensor method here (same name less "_")
 _SAME_SHAPE = (
-    "abs acos acosh addbmm addcdiv addcmul addmm addmv asin asinh atan2 atan atanh bitwise_and bitwise_not copysign "
+    "abs acos acosh addbmm addcdiv addcmul addmm addmv addr asin asinh atan2 atan atanh bitwise_and bitwise_not copysign "
     "bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift ceil clamp clamp_max clamp_min clip conj_physical cos cosh "
-    "cumprod cumsum digamma eq erf erfc erfinv exp2 exp expm1 floor floor_divide fmod frac "
-    "ge gt heaviside hypot igamma index_fill igammac le lerp lgamma log10 log1p log2 log logical_and logical_not logical_or "
-    "logical_xor logit lt masked_scatter nan_to_num ne neg pow reciprocal relu remainder round rsqrt sgn "
+    "cumprod cumsum deg2rad digamma eq erf erfc erfinv exp2 exp expm1 floor floor_divide fmod frac "
+    "ge gt heaviside hypot igamma index_copy index_fill igammac ldexp le lerp lgamma log10 log1p log2 log logical_and logical_not logical_or "
+    "logical_xor logit lt masked_scatter nan_to_num ne neg nextafter pow put rad2deg reciprocal relu remainder renorm round rsqrt sgn "
     "baddbmm sigmoid sign sin sinc sinh sqrt square tan tanh tril triu trunc xlogy").split()
 _SHAPE_CHANGING = ("squeeze", "unsqueeze", "t", "transpose")
 

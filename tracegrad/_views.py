@@ -113,16 +113,19 @@ def _refresh_view(base: Tensor, v: Tensor) -> None:
 def rebase_saved_versions(root, box: list, old: int, new: int, mark: int) -> None:
     """After an in-place op bumped `box` from `old` to `new`: the nodes that op itself
     recorded (seq >= `mark`, reachable from `root`) read the pre-mutation value, which
-    stays valid (values are immutable), so their saved versions move to `new`.
-    torch gets the same effect by saving the original value of an in-place op's input.
+    stays valid (values are immutable) whatever later writes do, so their records move to a
+    counter of their own at `new` that nothing bumps (``y.sin_(); y.mul_(2)`` then backprops,
+    as in torch, which saves the original value of an in-place op's input).
     """
+    private = [new]
     stack, seen = [root], set()
     while stack:
         n = stack.pop()
         if not isinstance(n, TapeNode) or n.seq < mark or id(n) in seen:
             continue
         seen.add(id(n))
-        n.versions = tuple((b, new) if b is box and v == old else (b, v) for b, v in n.versions)
+        n.versions = tuple((private, new) if b is box and v == old else (b, v)
+                           for b, v in n.versions)
         stack.extend(e[0] for e in n.edges if e is not None)
 
 

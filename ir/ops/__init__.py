@@ -8,4 +8,5 @@ from . import (binary, complex, conv, index, rnn,  # noqa: F401
                sort, special, strided, unary,  # strided: as_strided
                division, closeness,               # floor_divide; isclose, allclose, equal
                combine, bucket,                   # hstack, meshgrid, addmm, cdist ...; searchsorted, histc
-               combine_more)                      # gcd, lcm, cov, corrcoef, rot90, take, tensor_split, block_diag
+               combine_more,                      # gcd, lcm, cov, corrcoef, rot90, take, tensor_split, block_diag
+               math_more, index_more)             # deg2rad, ldexp, float_power, nextafter, renorm, addr; index_copy, put, hsplit
