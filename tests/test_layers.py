@@ -38,7 +38,7 @@ LAYERS = {
              "tracegrad.grad_scaler",
              "tracegrad._size", "tracegrad._legacy", "tracegrad._tensor_types",
              "tracegrad._config", "tracegrad._inplace_math", "tracegrad._surface_ops",
-             "tracegrad._out", "tracegrad._strided"],
+             "tracegrad._out", "tracegrad._strided", "tracegrad._view_names"],
     "autograd": ["tracegrad.autograd", "tracegrad.func", "tracegrad.linalg", "tracegrad.special",
                  "tracegrad.serialization", "tracegrad.cuda", "tracegrad.accelerator",
                  "tracegrad.distributed", "tracegrad.onnx", "tracegrad.jit"],
