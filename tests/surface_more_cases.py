@@ -2,7 +2,7 @@
 hstack ... cdist, searchsorted ... tril_indices).
 
 Each case is ``fn(M, *inputs)`` written against a module `M` that is either ``torch`` or
-``tracegrad``, so the recording script (tools/record_torch_surface_more.py, run under the
+``tracegrad``, so the recording script (tools/record_torch_surface_cases.py, run under the
 torch venv) and the test run the same calls.  Differentiable cases also record the
 gradients of ``sum(out * w)``, w = 1, 2, 3, ... over each output, per floating input.
 """
@@ -134,3 +134,27 @@ def run_value_case(M, name):
     """[(values as nested lists, dtype name)] per output under module `M`."""
     return [(o.numpy().tolist(), str(o.dtype).split(".")[-1])
             for o in _outputs(VALUE_CASES[name](M))]
+
+
+def assert_close(got, want, tol=1e-6):
+    """Nested lists (complex ones too) equal within `tol`, NaN where the other has NaN."""
+    kind = np.complex128 if np.iscomplexobj(np.asarray(want)) else np.float64
+    np.testing.assert_allclose(np.asarray(got, kind), np.asarray(want, kind),
+                               rtol=tol, atol=tol, equal_nan=True)
+
+
+def check_grad_case(M, name, want):
+    """`run_grad_case(M, name)` equals torch's recorded (outputs, grads) `want`."""
+    outs, grads = run_grad_case(M, name)
+    want_outs, want_grads = want
+    assert len(outs) == len(want_outs) and len(grads) == len(want_grads)
+    for got, expected in zip(outs + grads, want_outs + want_grads):
+        assert_close(got, expected)
+
+
+def check_value_case(M, name, want):
+    """`run_value_case(M, name)` has torch's recorded dtypes and values `want`."""
+    got = run_value_case(M, name)
+    assert [d for _, d in got] == [d for _, d in want]
+    for (g, _), (w, _) in zip(got, want):
+        assert_close(g, w)

@@ -2,7 +2,7 @@
 corrcoef, gcd, lcm, rot90, take, tensor_split, block_diag, combinations).
 
 Each case is ``fn(M, *inputs)`` written against a module `M` that is either ``torch`` or
-``tracegrad``, so the recording script (tools/record_torch_surface_ops3.py, run under the
+``tracegrad``, so the recording script (tools/record_torch_surface_cases.py, run under the
 torch venv) and the test run the same calls; run_grad_case / run_value_case are
 tests/surface_more_cases.py's.
 """

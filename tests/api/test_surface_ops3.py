@@ -2,7 +2,7 @@
 tensor_split, block_diag, combinations) against torch 2.13.
 
 The cases are tests/surface_ops3_cases.py's, run here on tracegrad and recorded from the same
-calls under torch 2.13.0+cpu by tools/record_torch_surface_ops3.py (values below): outputs,
+calls under torch 2.13.0+cpu by tools/record_torch_surface_cases.py (values below): outputs,
 and for the differentiable ones the gradients of sum(out * (1, 2, 3, ...)).
 """
 import math
@@ -139,11 +139,6 @@ TORCH_VALUES = {'gcd': [([2, 5, 3, 0, 6, 7], 'int64')],
  'take_int': [(4, 'int64')]}
 
 
-def _close(got, want, tol=1e-6):
-    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
-                               rtol=tol, atol=tol, equal_nan=True)
-
-
 @pytest.fixture(autouse=True)
 def _cases(monkeypatch):
     monkeypatch.setattr(helpers, "GRAD_CASES", GRAD_CASES)
@@ -152,22 +147,14 @@ def _cases(monkeypatch):
 
 @pytest.mark.parametrize("name", sorted(GRAD_CASES))
 def test_values_and_gradients_match_torch(name):
-    outs, grads = helpers.run_grad_case(tg, name)
-    want_outs, want_grads = TORCH_GRAD[name]
-    assert len(outs) == len(want_outs) and len(grads) == len(want_grads)
-    for got, want in zip(outs + grads, want_outs + want_grads):
-        _close(got, want)
+    helpers.check_grad_case(tg, name, TORCH_GRAD[name])
 
 
 @pytest.mark.parametrize("name", sorted(VALUE_CASES))
 def test_values_and_dtypes_match_torch(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        got = helpers.run_value_case(tg, name)
-    want = TORCH_VALUES[name]
-    assert [d for _, d in got] == [d for _, d in want]
-    for (g, _), (w, _) in zip(got, want):
-        _close(g, w)
+        helpers.check_value_case(tg, name, TORCH_VALUES[name])
 
 
 def test_empty_pieces_keep_their_shapes():

@@ -3,7 +3,7 @@ nextafter, renorm, addr, index_copy, index_put, put, fill_diagonal_, hsplit, vsp
 their in-place forms above all, against torch 2.13.
 
 The cases are tests/surface_ops4_cases.py's, run here on tracegrad and recorded from the same
-calls under torch 2.13.0+cpu by tools/record_torch_surface_ops4.py (values below): outputs,
+calls under torch 2.13.0+cpu by tools/record_torch_surface_cases.py (values below): outputs,
 and the gradients of sum(out * (1, 2, 3, ...)) through writes into a leaf's clone and into
 views of it.  The op database (tests/opdb/surface_inplace.py) sweeps the out-of-place forms.
 """
@@ -195,12 +195,6 @@ TORCH_VALUES = {'deg2rad_int': [([0.0, 1.57079637, 3.14159274], 'float32')],
  'hsplit_int': [([[0, 1, 2], [4, 5, 6]], 'int64'), ([[3], [7]], 'int64')]}
 
 
-def _close(got, want, tol=1e-6):
-    kind = np.complex128 if np.iscomplexobj(np.asarray(want)) else np.float64
-    np.testing.assert_allclose(np.asarray(got, kind), np.asarray(want, kind),
-                               rtol=tol, atol=tol, equal_nan=True)
-
-
 @pytest.fixture(autouse=True)
 def _cases(monkeypatch):
     monkeypatch.setattr(helpers, "GRAD_CASES", GRAD_CASES)
@@ -209,22 +203,14 @@ def _cases(monkeypatch):
 
 @pytest.mark.parametrize("name", sorted(GRAD_CASES))
 def test_values_and_gradients_match_torch(name):
-    outs, grads = helpers.run_grad_case(tg, name)
-    want_outs, want_grads = TORCH_GRAD[name]
-    assert len(outs) == len(want_outs) and len(grads) == len(want_grads)
-    for got, want in zip(outs + grads, want_outs + want_grads):
-        _close(got, want)
+    helpers.check_grad_case(tg, name, TORCH_GRAD[name])
 
 
 @pytest.mark.parametrize("name", sorted(VALUE_CASES))
 def test_values_and_dtypes_match_torch(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        got = helpers.run_value_case(tg, name)
-    want = TORCH_VALUES[name]
-    assert [d for _, d in got] == [d for _, d in want]
-    for (g, _), (w, _) in zip(got, want):
-        _close(g, w)
+        helpers.check_value_case(tg, name, TORCH_VALUES[name])
 
 
 def test_nextafter_backward_is_torchs():
@@ -306,7 +292,7 @@ def test_no_grad_writes_into_a_leaf():
         x.index_put_((tg.tensor([0]), tg.tensor([1])), tg.tensor(5.0, dtype=tg.float64),
                      accumulate=True)
     want = 180 / math.pi
-    _close(x.detach().numpy().tolist(), [[want, want + 5], [want, want]])
+    helpers.assert_close(x.detach().numpy().tolist(), [[want, want + 5], [want, want]])
     assert x._version == 2 and x.requires_grad and x.grad_fn is None
 
 
@@ -317,12 +303,12 @@ def test_writes_through_views_reach_the_base():
     c = b.clone()
     c[:, 0].float_power_(3)
     (c * w).sum().backward()
-    _close(b.grad.numpy().tolist(), [[6.75, 2.0], [2.25, 4.0]])
+    helpers.assert_close(b.grad.numpy().tolist(), [[6.75, 2.0], [2.25, 4.0]])
     b.grad = None
     c = b.clone()
     c.t().fill_diagonal_(9.0)
     (c * w).sum().backward()
-    _close(b.grad.numpy().tolist(), [[0.0, 2.0], [3.0, 0.0]])
+    helpers.assert_close(b.grad.numpy().tolist(), [[0.0, 2.0], [3.0, 0.0]])
     assert c.tolist() == [[9.0, 2.0], [0.5, 9.0]]
 
 
@@ -340,7 +326,7 @@ def test_a_later_write_keeps_an_inplace_ops_saved_input(write, grad):
     write(y)
     y.mul_(2)
     y.sum().backward()
-    _close(x.grad.numpy().tolist(), grad, 1e-5)
+    helpers.assert_close(x.grad.numpy().tolist(), grad, 1e-5)
 
 
 @pytest.mark.slow   # jax compiles of the traced program and its backward (about 2 s)

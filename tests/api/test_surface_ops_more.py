@@ -3,7 +3,7 @@ bucketize, histc; eager-only unique and bincount; tril/triu_indices; nn.utils'
 parameters_to_vector) against torch 2.13.
 
 The cases are tests/surface_more_cases.py's, run here on tracegrad and recorded from the same
-calls under torch 2.13.0+cpu by tools/record_torch_surface_more.py (values below): outputs,
+calls under torch 2.13.0+cpu by tools/record_torch_surface_cases.py (values below): outputs,
 and for the differentiable ones the gradients of sum(out * (1, 2, 3, ...)).  The compile
 tests check that the static ones trace into one program with the eager values and that the
 value-dependent ones break the graph with a clear error.
@@ -19,8 +19,8 @@ import pytest
 import tracegrad as tg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from surface_more_cases import (GRAD_CASES, VALUE_CASES, run_grad_case,  # noqa: E402
-                                run_value_case)
+from surface_more_cases import (GRAD_CASES, VALUE_CASES, check_grad_case,  # noqa: E402
+                                check_value_case)
 
 nan = math.nan
 
@@ -288,27 +288,14 @@ TORCH_VALUES = {'searchsorted': [([[1, 3, 4], [0, 5, 2]], 'int64')],
  'tril_indices_empty': [([[], []], 'int64')]}
 
 
-def _close(got, want, tol=1e-6):
-    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
-                               rtol=tol, atol=tol, equal_nan=True)
-
-
 @pytest.mark.parametrize("name", sorted(GRAD_CASES))
 def test_values_and_gradients_match_torch(name):
-    outs, grads = run_grad_case(tg, name)
-    want_outs, want_grads = TORCH_GRAD[name]
-    assert len(outs) == len(want_outs) and len(grads) == len(want_grads)
-    for got, want in zip(outs + grads, want_outs + want_grads):
-        _close(got, want)
+    check_grad_case(tg, name, TORCH_GRAD[name])
 
 
 @pytest.mark.parametrize("name", sorted(VALUE_CASES))
 def test_values_and_dtypes_match_torch(name):
-    got = run_value_case(tg, name)
-    want = TORCH_VALUES[name]
-    assert [d for _, d in got] == [d for _, d in want]
-    for (g, _), (w, _) in zip(got, want):
-        _close(g, w)
+    check_value_case(tg, name, TORCH_VALUES[name])
 
 
 @pytest.mark.parametrize("name", ["cdist_p2", "cdist_p3", "cdist_batched", "kron_2d", "diff",

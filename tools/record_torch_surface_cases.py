@@ -1,9 +1,11 @@
-"""Print torch 2.13's values for the cases of tests/surface_ops3_cases.py.
+"""Print torch 2.13's values for the cases of a tests/surface_*_cases.py module.
 
-Run with the torch venv (never a dependency of tracegrad):
-    /tmp/torch/bin/python tools/record_torch_surface_ops3.py > /tmp/ops3_torch.py
-and paste the printed dicts into tests/api/test_surface_ops3.py.
+Run with the torch venv (never a dependency of tracegrad), naming the cases module:
+    /tmp/torch/bin/python tools/record_torch_surface_cases.py surface_ops4_cases > /tmp/t.py
+and paste the printed dicts into its test file (surface_more_cases: test_surface_ops_more.py,
+surface_ops3_cases: test_surface_ops3.py, surface_ops4_cases: test_surface_ops4.py).
 """
+import importlib
 import pprint
 import sys
 import warnings
@@ -14,7 +16,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import surface_more_cases as helpers  # noqa: E402
-import surface_ops3_cases as cases  # noqa: E402
+cases = importlib.import_module(sys.argv[1] if len(sys.argv) > 1 else "surface_more_cases")
 
 helpers.GRAD_CASES, helpers.VALUE_CASES = cases.GRAD_CASES, cases.VALUE_CASES
 
@@ -23,6 +25,10 @@ def _round(v):
     """Nested lists with 9 significant digits (float64 cases; the test compares at 1e-7)."""
     if isinstance(v, list):
         return [_round(x) for x in v]
+    if isinstance(v, tuple):
+        return tuple(_round(x) for x in v)
+    if isinstance(v, complex):
+        return complex(_round(v.real), _round(v.imag))
     return float(np.format_float_positional(v, 9, fractional=False)) if isinstance(v, float) else v
 
 
