@@ -117,9 +117,10 @@ def _outputs(out):
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def run_grad_case(M, name):
-    """(outputs as nested lists, grads of each input as nested lists) under module `M`."""
-    fn, inputs = GRAD_CASES[name]
+def run_grad_case(M, case):
+    """(outputs as nested lists, grads of each input as nested lists) of `case` (a
+    GRAD_CASES value: (fn, inputs)) under module `M`."""
+    fn, inputs = case
     xs = [M.tensor(a, requires_grad=True) for a in inputs]
     outs = _outputs(fn(M, *xs))
     loss = 0
@@ -130,10 +131,10 @@ def run_grad_case(M, name):
     return [o.detach().numpy().tolist() for o in outs], [g.numpy().tolist() for g in grads]
 
 
-def run_value_case(M, name):
-    """[(values as nested lists, dtype name)] per output under module `M`."""
-    return [(o.numpy().tolist(), str(o.dtype).split(".")[-1])
-            for o in _outputs(VALUE_CASES[name](M))]
+def run_value_case(M, case):
+    """[(values as nested lists, dtype name)] per output of `case` (a VALUE_CASES value)
+    under module `M`."""
+    return [(o.numpy().tolist(), str(o.dtype).split(".")[-1]) for o in _outputs(case(M))]
 
 
 def assert_close(got, want, tol=1e-6):
@@ -143,18 +144,18 @@ def assert_close(got, want, tol=1e-6):
                                rtol=tol, atol=tol, equal_nan=True)
 
 
-def check_grad_case(M, name, want):
-    """`run_grad_case(M, name)` equals torch's recorded (outputs, grads) `want`."""
-    outs, grads = run_grad_case(M, name)
+def check_grad_case(M, case, want):
+    """`run_grad_case(M, case)` equals torch's recorded (outputs, grads) `want`."""
+    outs, grads = run_grad_case(M, case)
     want_outs, want_grads = want
     assert len(outs) == len(want_outs) and len(grads) == len(want_grads)
     for got, expected in zip(outs + grads, want_outs + want_grads):
         assert_close(got, expected)
 
 
-def check_value_case(M, name, want):
-    """`run_value_case(M, name)` has torch's recorded dtypes and values `want`."""
-    got = run_value_case(M, name)
+def check_value_case(M, case, want):
+    """`run_value_case(M, case)` has torch's recorded dtypes and values `want`."""
+    got = run_value_case(M, case)
     assert [d for _, d in got] == [d for _, d in want]
     for (g, _), (w, _) in zip(got, want):
         assert_close(g, w)

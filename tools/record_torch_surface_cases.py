@@ -18,8 +18,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import surface_more_cases as helpers  # noqa: E402
 cases = importlib.import_module(sys.argv[1] if len(sys.argv) > 1 else "surface_more_cases")
 
-helpers.GRAD_CASES, helpers.VALUE_CASES = cases.GRAD_CASES, cases.VALUE_CASES
-
 
 def _round(v):
     """Nested lists with 9 significant digits (float64 cases; the test compares at 1e-7)."""
@@ -34,9 +32,9 @@ def _round(v):
 
 warnings.simplefilter("ignore")
 print("# torch " + torch.__version__)
-print("TORCH_GRAD = " + pprint.pformat({c: _round(helpers.run_grad_case(torch, c))
-                                        for c in cases.GRAD_CASES},
+print("TORCH_GRAD = " + pprint.pformat({c: _round(helpers.run_grad_case(torch, case))
+                                        for c, case in cases.GRAD_CASES.items()},
                                        width=100, compact=True, sort_dicts=False))
-print("TORCH_VALUES = " + pprint.pformat({c: _round(helpers.run_value_case(torch, c))
-                                          for c in cases.VALUE_CASES},
+print("TORCH_VALUES = " + pprint.pformat({c: _round(helpers.run_value_case(torch, case))
+                                          for c, case in cases.VALUE_CASES.items()},
                                          width=100, compact=True, sort_dicts=False))

@@ -8,6 +8,7 @@ trace into one static program: their output shapes follow from shapes and attrib
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 from .. import types as T
@@ -199,20 +200,24 @@ def _take(ops, input, index):
     if index.dtype is not T.int64:
         raise _fail(ops, RuntimeError(f"take(): Expected a long tensor for index, but got "
                                       f"{index.dtype.name} ({_ty(index)})"))
-    n = 1
-    for s in input.shape:
-        n *= s
+    n = math.prod(input.shape)
+    out = ops.index_take(ops.reshape(input, (n,)), flat_storage_index(ops, "take", index, n), 0)
+    return ops.reshape(out, tuple(index.shape))
+
+
+def flat_storage_index(ops, name: str, index, n: int):
+    """`index` flattened into positions of a tensor of `n` elements read as 1-D (take, put):
+    negative ones count from the end.  An index known now that is outside [-n, n) raises
+    torch's IndexError; a traced one is checked when the program runs."""
     known = ops.known_value(index)
     if known is not None and known.size:
         bad = known[(known >= n) | (known < -n)]
         if bad.size:
-            raise _fail(ops, IndexError(f"take: out of range: tried to access index "
+            raise _fail(ops, IndexError(f"{name}: out of range: tried to access index "
                                         f"{int(bad.flat[0])} on a tensor of {n} elements."))
-    flat_index = ops.reshape(index, (-1,))
-    flat_index = ops.where(ops.lt(flat_index, 0), ops.add(flat_index, n), flat_index)
-    flat_index = checked_index(ops, "take", flat_index, n, 0)   # traced: checked when it runs
-    out = ops.index_take(ops.reshape(input, (n,)), flat_index, 0)
-    return ops.reshape(out, tuple(index.shape))
+    flat = ops.reshape(index, (-1,))
+    flat = ops.where(ops.lt(flat, 0), ops.add(flat, n), flat)
+    return checked_index(ops, name, flat, n, 0)
 
 
 def _tensor_split(ops, input, indices_or_sections, dim=0):

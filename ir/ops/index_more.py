@@ -8,11 +8,13 @@ out-of-place function was called; here each names the function called, with torc
 """
 from __future__ import annotations
 
+import math
+
 from .. import types as T
 from ..registry import COMPLEX, VIEW, defcomposite
 from ._common import norm_dim
 from ._matrix import _fail, _need_tensors
-from .combine_more import _tensor_split
+from .combine_more import _tensor_split, flat_storage_index
 from .index import checked_index
 
 _TORCH_NAME = {T.float32: "Float", T.float64: "Double", T.float16: "Half",
@@ -91,30 +93,14 @@ def _put(ops, input, index, source, accumulate=False):
             f"{name}(): self and source expected to have the same dtype, but got self.dtype = "
             f"{torch_dtype_name(input.dtype)} and source.dtype = "
             f"{torch_dtype_name(source.dtype)}"))
-    n_src, n_idx, n = (_numel(t.shape) for t in (source, index, input))
+    n_src, n_idx, n = (math.prod(t.shape) for t in (source, index, input))
     if n_src != n_idx:
         raise _fail(ops, IndexError(f"{name}(): Expected source and index to have the same "
                                     f"number of elements, but got source.numel() = {n_src}, "
                                     f"index.numel() = {n_idx}"))
-    known = ops.known_value(index)
-    if known is not None and known.size:
-        bad = known[(known >= n) | (known < -n)]
-        if bad.size:
-            raise _fail(ops, IndexError(f"{name}: out of range: tried to access index "
-                                        f"{int(bad.flat[0])} on a tensor of {n} elements."))
-    flat = ops.reshape(index, (n_idx,))
-    flat = ops.where(ops.lt(flat, 0), ops.add(flat, n), flat)
-    flat = checked_index(ops, name, flat, n, 0)   # traced: checked when it runs
-    out = ops.index_put(ops.reshape(input, (n,)), flat, ops.reshape(source, (n_idx,)), 0,
-                        bool(accumulate))
+    out = ops.index_put(ops.reshape(input, (n,)), flat_storage_index(ops, name, index, n),
+                        ops.reshape(source, (n_idx,)), 0, bool(accumulate))
     return ops.reshape(out, tuple(input.shape))
-
-
-def _numel(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _directional_split(name: str, dim: int, min_dims: int):

@@ -290,12 +290,12 @@ TORCH_VALUES = {'searchsorted': [([[1, 3, 4], [0, 5, 2]], 'int64')],
 
 @pytest.mark.parametrize("name", sorted(GRAD_CASES))
 def test_values_and_gradients_match_torch(name):
-    check_grad_case(tg, name, TORCH_GRAD[name])
+    check_grad_case(tg, GRAD_CASES[name], TORCH_GRAD[name])
 
 
 @pytest.mark.parametrize("name", sorted(VALUE_CASES))
 def test_values_and_dtypes_match_torch(name):
-    check_value_case(tg, name, TORCH_VALUES[name])
+    check_value_case(tg, VALUE_CASES[name], TORCH_VALUES[name])
 
 
 @pytest.mark.parametrize("name", ["cdist_p2", "cdist_p3", "cdist_batched", "kron_2d", "diff",
