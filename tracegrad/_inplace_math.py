@@ -30,7 +30,7 @@ ALIASES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "a
            "divide": "div", "true_divide": "div", "multiply": "mul", "negative": "neg",
            "fix": "trunc", "greater": "gt", "greater_equal": "ge", "less": "lt",
            "less_equal": "le", "not_equal": "ne", "swapaxes": "transpose",
-           "swapdims": "transpose", "subtract": "sub"}
+           "swapdims": "transpose", "subtract": "sub", "moveaxis": "movedim"}
 
 
 def _inplace_method(op: str, name: str):

@@ -121,9 +121,22 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):  # noqa: A002
     out = _ops.flatten(input, start_dim, end_dim)   # (its dims checked there)
     if input.ndim and start_dim % input.ndim == end_dim % input.ndim:
         return input
-    if not _views.is_viewable(input, out.shape):
-        _view_names.rename(out, "UnsafeViewBackward0", input)
-    return out
+    return _views.torch_reshape(input, out)
+
+
+def reshape(input, shape):  # noqa: A002
+    """`input` with another shape (torch.reshape): a view where the strides allow one, else
+    a copy (`Tensor.reshape`)."""
+    if not isinstance(input, Tensor):
+        return _ops.reshape(input, shape)   # its error names the argument
+    return input.reshape(shape)
+
+
+def ravel(input):  # noqa: A002
+    """`input` as one dim (torch.ravel; 0-d gives shape [1]): a view where the strides allow
+    one, else a copy; its node is ViewBackward0 either way, as torch's (it is
+    ``contiguous().view(-1)``: a non-contiguous input is cloned first)."""
+    return _ops.reshape(input if _views.is_contiguous(input) else _ops.clone(input), (-1,))
 
 
 @_state.located
@@ -243,6 +256,9 @@ class _SurfaceMethods:
     def flatten(self, start_dim=0, end_dim=-1):
         return flatten(self, start_dim, end_dim)
 
+    def ravel(self):
+        return ravel(self)
+
     def heaviside(self, *args, **kwargs):
         values, rest = _tensor_values("heaviside", args, kwargs, 1)
         return _ops.heaviside(self, values, *rest, **kwargs)
@@ -262,5 +278,5 @@ class _SurfaceMethods:
         return isin(self, test_elements, invert=invert)
 
 
-__all__ = ["add", "broadcast_to", "flatten", "heaviside", "isin", "median", "repeat_interleave",
-           "select", "squeeze", "sub", "subtract", "trace"]
+__all__ = ["add", "broadcast_to", "flatten", "heaviside", "isin", "median", "ravel",
+           "repeat_interleave", "reshape", "select", "squeeze", "sub", "subtract", "trace"]

@@ -8,6 +8,7 @@ added after these (`_add_registry_methods`).
 """
 from __future__ import annotations
 
+import warnings
 import weakref
 
 from tracegrad.ir import types as T
@@ -122,8 +123,27 @@ class _TensorMethods:
 
     def is_contiguous(self, memory_format=None) -> bool:
         """torch.Tensor.is_contiguous: False for a view whose strides are not row-major
-        (a transpose, a step slice, an expand); op results count as contiguous here."""
-        return _views.is_viewable(self, (self.numel(),))
+        (a transpose, a slice of the inner dim, an expand; size-1 dims do not count); op
+        results count as contiguous here."""
+        return _views.is_contiguous(self)
+
+    def stride(self, dim=None):
+        """torch.Tensor.stride: the strides in elements, a tuple (an int for `dim`).  Those a
+        view would have in torch (a transpose's, a slice's, an expand's zeros); op results
+        and copies are row-major here, and so is every value under tg.compile.
+
+        Raises:
+            IndexError: `dim` out of range (torch's message).
+        """
+        out = _views.strides(self)
+        if dim is None:
+            return out
+        lo, hi = (-1, 0) if not out else (-len(out), len(out) - 1)
+        if isinstance(dim, bool) or not isinstance(dim, int) or not lo <= dim <= hi:
+            raise with_location(IndexError(
+                f"stride: Dimension out of range (expected to be in range of [{lo}, {hi}], "
+                f"but got {dim})"), _state.user_location())
+        return out[dim] if out else 1
 
     # ---- new_* : tensors with this tensor's dtype (and device) by default --------------
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False):
@@ -217,11 +237,9 @@ class _TensorMethods:
         return out
 
     def reshape(self, *shape):
-        shape = _varargs(shape)
-        out = _ops.reshape(self, shape)
-        if not _views.is_viewable(self, out.shape):   # torch copies, then _unsafe_view
-            _view_names.rename(out, "UnsafeViewBackward0", self)
-        return out
+        """torch.Tensor.reshape: a view where the strides allow one, else a copy (see
+        `_views.torch_reshape`)."""
+        return _views.torch_reshape(self, _ops.reshape(self, _varargs(shape)))
 
     def permute(self, *dims):
         return _ops.permute(self, _varargs(dims))
@@ -284,6 +302,26 @@ class _TensorMethods:
     @property
     def T(self):
         return self.permute(tuple(reversed(range(self.ndim))))
+
+    @property
+    def H(self):
+        """The conjugate transpose of a matrix (torch.Tensor.H), a view; a 0-d tensor is
+        itself (torch 2.13 warns that this is deprecated there).
+
+        Raises:
+            RuntimeError: a 1-D or more than 2-D tensor (torch's message; ``mH`` takes
+                batches of matrices).
+        """
+        if self.ndim not in (0, 2):
+            hint = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
+            raise with_location(RuntimeError(
+                f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D "
+                f"tensor.{hint}"), _state.user_location())
+        if not self.ndim:
+            warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                          UserWarning, stacklevel=2)
+            return self.conj()
+        return self.transpose(0, 1).conj()
 
     @property
     def mT(self):

@@ -194,3 +194,49 @@ def is_viewable(t: Tensor, new_shape: tuple) -> bool:
         return True
     item = data.itemsize
     return _view_strides(data.shape, tuple(s // item for s in data.strides), tuple(new_shape))
+
+
+def strides(t: Tensor) -> tuple[int, ...]:
+    """torch.Tensor.stride() of `t`, in elements: a view's NumPy strides (the ones torch's view
+    would have, see `is_viewable`), else row-major (op results, copies and traced values
+    are laid out contiguously here)."""
+    data = t._data
+    if t._base is not None and isinstance(data, np.ndarray):
+        return tuple(s // data.itemsize for s in data.strides)
+    shape, out, step = tuple(t.shape), [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(out))
+
+
+def is_contiguous(t: Tensor) -> bool:
+    """torch's ``is_contiguous``: row-major strides, size-1 dims skipped (their stride is
+    free), and any empty tensor."""
+    data = t._data
+    if t._base is None or not isinstance(data, np.ndarray) or data.flags.c_contiguous:
+        return True
+    shape = tuple(t.shape)
+    if 0 in shape:
+        return True
+    want = 1
+    for n, st in zip(reversed(shape), reversed(strides(t))):
+        if n != 1:
+            if st != want:
+                return False
+            want *= n
+    return True
+
+
+def torch_reshape(t: Tensor, out: Tensor, copy_name: str = "UnsafeViewBackward0") -> Tensor:
+    """What torch's ``reshape`` of `t` gives, from ``out = reshape(t)`` (the IR op): `out`, a
+    view, where the strides of `t` allow one (ViewBackward0, or ReshapeAliasBackward0 for a
+    non-contiguous `t`, as torch names it), else a view of a copy (torch's clone then
+    ``_unsafe_view``: `copy_name` over CloneBackward0), so that writes to the result do not
+    reach `t` (they did before: a silent wrong answer)."""
+    if is_viewable(t, out.shape):
+        if not is_contiguous(t):
+            _view_names.rename(out, "ReshapeAliasBackward0", t)
+        return out
+    copy = EAGER.call("reshape", EAGER.call("clone", t), out.shape)
+    return _view_names.rename(copy, copy_name, t)

@@ -14,6 +14,9 @@ elements reading one storage element):
 - `as_strided_scatter(input, src, size, stride, storage_offset)`: `input` with the strided
   positions set to `src` (a write through an as_strided view; of overlapping writes the
   last in row-major order wins).
+
+`unfold` (torch.Tensor.unfold) is the one composite here: its windows are an as_strided view
+of the input's own row-major value, so writes through it reach the input like any view.
 """
 from __future__ import annotations
 
@@ -25,7 +28,9 @@ import numpy as np
 from .. import attr_kinds as K
 from .. import types as T
 from ..errors import ShapeError
-from ..registry import CHEAP, COMPLEX, INTERNAL, LINEAR, VIEW, defop
+from ..registry import CHEAP, COMPLEX, INTERNAL, LINEAR, VIEW, defcomposite, defop
+from ._common import norm_dim
+from .index import located
 
 GEOMETRY = (("size", None, K.SHAPE), ("stride", None, K.INTS), ("storage_offset", 0, K.SIZE))
 
@@ -171,3 +176,43 @@ def _scatter_vjp(b, ct, x, src, out, **g):
 defop("as_strided_scatter", "input, src", attrs=GEOMETRY, canon=_canon, infer=_scatter_infer,
       kernel=_scatter_kernel, flags=CHEAP | INTERNAL | COMPLEX, vjp=_scatter_vjp, jvp=LINEAR,
       ref="torch.as_strided_scatter (on the input's row-major storage)")
+
+
+# ---- unfold: sliding windows along one dim -----------------------------------------------------
+def _int_arg(ops, value, arg: str, position: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise located(ops, TypeError(f"unfold(): argument '{arg}' (position {position}) must be "
+                                     f"int, not {type(value).__name__}"))
+    return int(value)
+
+
+def _unfold(ops, x, dimension, size, step):
+    """Every window of `size` elements along `dimension`, `step` apart, as a new last dim of
+    that size (torch.Tensor.unfold; the dim itself keeps the number of windows,
+    ``(n - size) // step + 1``): a view of `x` (UnfoldBackward0).  A 0-d `x` is one dim of
+    size 1.  Windows overlap when `step` < `size`; their gradient adds up.
+
+    Raises:
+        IndexError: `dimension` out of range; TypeError: a non-int argument;
+        RuntimeError: `size` < 0, `size` larger than the dim, `step` <= 0 (torch's messages).
+    """
+    shape = tuple(x.shape)
+    d = norm_dim("unfold", _int_arg(ops, dimension, "dimension", 1), len(shape))
+    size, step = _int_arg(ops, size, "size", 2), _int_arg(ops, step, "step", 3)
+    n = shape[d] if shape else 1
+    if size < 0:
+        raise located(ops, RuntimeError(f"unfold: size is {size} but must be >= 0"))
+    if size > n:
+        raise located(ops, RuntimeError(f"unfold: maximum size for tensor at dimension {d} is "
+                                        f"{n} but size is {size}"))
+    if step <= 0:
+        raise located(ops, RuntimeError(f"unfold: step is {step} but must be > 0"))
+    rows = [math.prod(shape[k + 1:]) for k in range(len(shape))] or [1]   # row-major strides
+    windows = (n - size) // step + 1
+    out_shape = shape[:d] + (windows,) + shape[d + 1:] + (size,) if shape else (size,)
+    strides = rows[:d] + [rows[d] * step] + rows[d + 1:] + [rows[d]] if shape else [1]
+    return ops.as_strided(x, out_shape, tuple(strides), 0)
+
+
+defcomposite("unfold", "input: Tensor, dimension, size, step", _unfold, flags=COMPLEX | VIEW,
+             ref="torch.Tensor.unfold", node_name="UnfoldBackward0")

@@ -116,7 +116,42 @@ def _scatter_errors():
                        ValueError, ("as_strided", "out of bounds for storage of size 24"))]
 
 
+# ---- unfold: windows along one dim (torch 2.13's values and errors) ----------------------------
+def _unfold_ref(xp, x, dimension, size, step):
+    if x.ndim == 0:   # torch: one dim of size 1, no window dim added
+        return xp.reshape(x, (1,))[:size]
+    d = dimension % x.ndim
+    windows = (x.shape[d] - size) // step + 1
+    idx = np.arange(windows)[:, None] * step + np.arange(size)[None, :]
+    return xp.moveaxis(xp.take(x, idx, axis=d), d + 1, -1)
+
+
+def _unfold_samples(rng, dtype):
+    u = lambda *s: uniform(rng, s, dtype)  # noqa: E731
+    return [Sample((u(2, 5), 1, 2, 1)),         # overlapping windows: their cotangents add
+            Sample((u(10), 0, 3, 2)),
+            Sample((u(10), 0, 3, 4)),           # a gap between windows: no gradient there
+            Sample((u(3, 4, 2), -2, 2, 2)),
+            Sample((u(4, 3), 0, 0, 1)),         # empty windows: torch's [5, 3, 0]
+            Sample((u(), 0, 1, 1)),             # 0-d: one window of one element
+            Sample((ints(rng, (2, 6)), 1, 3, 3), dtype=I64)]
+
+
+def _unfold_errors():
+    x = np.arange(10, dtype=np.float32)
+    # torch 2.13's messages (it raises the same types)
+    return [ErrorInput((x, 0, 11, 1), RuntimeError, (
+                "unfold", "maximum size for tensor at dimension 0 is 10 but size is 11")),
+            ErrorInput((x, 0, 3, 0), RuntimeError, ("unfold", "step is 0 but must be > 0")),
+            ErrorInput((x, 0, -1, 1), RuntimeError, ("unfold", "size is -1 but must be >= 0")),
+            ErrorInput((x, 2, 1, 1), IndexError, (
+                "unfold", "expected to be in range of [-1, 0], but got 2")),
+            ErrorInput((x, 0, 2, 1.5), TypeError, (
+                "unfold(): argument 'step' (position 3) must be int, not float",))]
+
+
 OPS = [
+    OpInfo("unfold", tg.Tensor.unfold, _unfold_ref, _unfold_samples, error_inputs=_unfold_errors, complex_samples=2),
     OpInfo("as_strided", tg.as_strided, _as_strided_ref, _as_strided_samples,
            error_inputs=_as_strided_errors, executor_samples=(0, 1, 3), note=OVERLAP,
            complex_samples=3),
