@@ -33,7 +33,7 @@ from . import _inplace, _tensor_methods  # noqa: E402,F401  (install Tensor's me
 from . import _inplace_math, _surface_ops  # noqa: E402,F401  (more of Tensor's methods)
 from ._strided import as_strided  # noqa: E402  (a view of the input's storage)
 from ._surface_ops import (add, broadcast_to, flatten, heaviside, isin, median,  # noqa: E402
-                           ravel, repeat_interleave, reshape, select, spmm,
+                           nextafter, ravel, repeat_interleave, reshape, select, spmm,
                            squeeze, sub, subtract, trace)
 from ._surface_more import (atleast_1d, atleast_2d, atleast_3d, bincount,  # noqa: E402
                             block_diag, cartesian_prod, combinations, gcd_, lcm_, meshgrid,

@@ -86,26 +86,36 @@ def spmm(input, mat2):
     return _ops.mm(input, mat2)
 
 
-def _tensor_values(name: str, args: tuple, kwargs: dict, position: int):
-    """heaviside's `values`, which torch 2.13 takes as a tensor only (no Scalar overload):
-    a Python number raises its TypeError, with the position when passed positionally."""
+def _tensor_arg(name: str, arg: str, args: tuple, kwargs: dict, position: int):
+    """``(value, rest of args)`` of the argument `arg` of `name` that torch 2.13 takes as a
+    tensor only (no Scalar overload: heaviside's `values`, nextafter's `other`): a Python
+    number raises torch's TypeError, with the position when passed positionally."""
     if args:
-        values, where = args[0], f" (position {position})"
-    elif "values" in kwargs:
-        values, where = kwargs.pop("values"), ""
+        value, where = args[0], f" (position {position})"
+    elif arg in kwargs:
+        value, where = kwargs.pop(arg), ""
     else:
-        raise TypeError(f"{name}() missing required argument 'values'")
-    if not isinstance(values, Tensor):
-        raise with_location(TypeError(f"{name}(): argument 'values'{where} must be Tensor, not "
-                                      f"{type(values).__name__}"), _state.user_location())
-    return values, args[1:]
+        raise with_location(TypeError(f"{name}() missing required argument '{arg}'"),
+                            _state.user_location())
+    if not isinstance(value, Tensor):
+        raise with_location(TypeError(f"{name}(): argument '{arg}'{where} must be Tensor, not "
+                                      f"{type(value).__name__}"), _state.user_location())
+    return value, args[1:]
 
 
 def heaviside(input, *args, **kwargs):  # noqa: A002
     """0 where `input` < 0, `values` where it is 0, 1 where > 0 (torch.heaviside; `values` a
     tensor, as torch 2.13, which has no Python-number form)."""
-    values, rest = _tensor_values("heaviside", args, kwargs, 2)
+    values, rest = _tensor_arg("heaviside", "values", args, kwargs, 2)
     return _ops.heaviside(input, values, *rest, **kwargs)
+
+
+def nextafter(input, *args, **kwargs):  # noqa: A002
+    """The next float after `input` towards `other`, elementwise (torch.nextafter; floating
+    tensors only, both tensors: torch 2.13 has no Scalar overload)."""
+    _tensor_arg("nextafter", "input", (input,), {}, 1)
+    other, rest = _tensor_arg("nextafter", "other", args, kwargs, 2)
+    return _ops.nextafter(input, other, *rest, **kwargs)
 
 
 def squeeze(input, dim=None):  # noqa: A002
@@ -260,12 +270,21 @@ class _SurfaceMethods:
         return ravel(self)
 
     def heaviside(self, *args, **kwargs):
-        values, rest = _tensor_values("heaviside", args, kwargs, 1)
+        values, rest = _tensor_arg("heaviside", "values", args, kwargs, 1)
         return _ops.heaviside(self, values, *rest, **kwargs)
 
     def heaviside_(self, *args, **kwargs):
-        values, rest = _tensor_values("heaviside_", args, kwargs, 1)
+        values, rest = _tensor_arg("heaviside_", "values", args, kwargs, 1)
         return self._inplace_apply("heaviside_", lambda: _ops.heaviside(self, values, *rest,
+                                                                        **kwargs))
+
+    def nextafter(self, *args, **kwargs):
+        other, rest = _tensor_arg("nextafter", "other", args, kwargs, 1)
+        return _ops.nextafter(self, other, *rest, **kwargs)
+
+    def nextafter_(self, *args, **kwargs):
+        other, rest = _tensor_arg("nextafter_", "other", args, kwargs, 1)
+        return self._inplace_apply("nextafter_", lambda: _ops.nextafter(self, other, *rest,
                                                                         **kwargs))
 
     def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
@@ -278,5 +297,5 @@ class _SurfaceMethods:
         return isin(self, test_elements, invert=invert)
 
 
-__all__ = ["add", "broadcast_to", "flatten", "heaviside", "isin", "median", "ravel",
+__all__ = ["add", "broadcast_to", "flatten", "heaviside", "isin", "median", "nextafter", "ravel",
            "repeat_interleave", "reshape", "select", "squeeze", "sub", "subtract", "trace"]

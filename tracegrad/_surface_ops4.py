@@ -31,16 +31,14 @@ def index_put(input, indices, values, accumulate: bool = False):  # noqa: A002
     """`input` with ``input[indices] = values`` applied out of place (torch.index_put):
     `indices` a tuple of index tensors (int64/int32, or bool masks) read as advanced
     indexing, `values` broadcast to the indexed shape; with `accumulate` repeated indices add
-    up (``input[indices] += values`` would keep one write).  A single tensor as `indices` is
-    tracegrad's one-dim form (``index_put(input, index, values, dim=0, accumulate=False)``).
+    up (``input[indices] += values`` would keep one write).
 
     Raises:
+        TypeError: `indices` a single tensor rather than a tuple or list of them (torch's
+            message), or another argument of the wrong type.
         RuntimeError: values of another dtype (torch's message); indexing's errors
         (IndexError for out-of-range or too many indices, shape mismatches).
     """
-    if isinstance(indices, Tensor):
-        return _ops.index_put(input, indices, values, *(() if accumulate is False else
-                                                        (0, accumulate)))
     if not isinstance(input, Tensor):
         raise _fail(TypeError(f"index_put(): argument 'input' must be Tensor, not "
                               f"{type(input).__name__}"))

@@ -18,6 +18,7 @@ from ..registry import CHEAP, COMPLEX, ELEMENTWISE, PROMOTE, defcomposite, defop
 from ._common import broadcast_infer, norm_dim
 from ._matrix import _fail, _need_tensors, _ty
 from .combine import _scaled_sum
+from .index_more import torch_dtype_name
 
 
 # ---- deg2rad / rad2deg ----------------------------------------------------------------------
@@ -108,7 +109,8 @@ def _renorm(ops, input, p, dim, maxnorm):
     Differentiable through the norm, as torch's backward.
 
     Raises:
-        RuntimeError: fewer than 2 dims, p <= 0, maxnorm < 0 (torch's messages).
+        RuntimeError: fewer than 2 dims, an integer or bool input, p <= 0, maxnorm < 0
+            (torch's messages).
         IndexError: a bad dim.
     """
     _need_tensors(ops, "renorm", input=input)
@@ -116,9 +118,10 @@ def _renorm(ops, input, p, dim, maxnorm):
     if nd < 2:
         raise _fail(ops, RuntimeError(f"renorm: input needs at least 2 dimensions, got {nd} "
                                       f"dimensions"))
-    if not input.dtype.is_floating_point or input.dtype.is_complex:
-        raise _fail(ops, DTypeError(f"renorm: expected a real floating-point input, got "
-                                    f"{_ty(input)}"))
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):   # torch's error
+        raise _fail(ops, RuntimeError(
+            f"renorm: linalg.vector_norm: Expected a floating point or complex tensor as "
+            f"input. Got {torch_dtype_name(input.dtype)} ({_ty(input)})"))
     for arg, v in (("p", p), ("maxnorm", maxnorm)):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise _fail(ops, TypeError(f"renorm(): argument '{arg}' must be a number, not "
@@ -152,6 +155,7 @@ def _addr(ops, input, vec1, vec2, beta=1, alpha=1):
     return _scaled_sum(ops, "addr", input, ops.outer(vec1, vec2), beta, alpha)
 
 
-defcomposite("renorm", "input: Tensor, p, dim, maxnorm", _renorm, ref="torch.renorm")
+defcomposite("renorm", "input: Tensor, p, dim, maxnorm", _renorm, ref="torch.renorm",
+             flags=COMPLEX)
 defcomposite("addr", "input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1", _addr,
              ref="torch.addr", flags=COMPLEX)

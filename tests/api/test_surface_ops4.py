@@ -207,6 +207,13 @@ def test_values_and_dtypes_match_torch(name):
         helpers.check_value_case(tg, VALUE_CASES[name], TORCH_VALUES[name])
 
 
+def test_complex_renorm_is_torchs():
+    # torch 2.13: ones(2, 2, complex64).renorm(2, 0, 1) is 0.7071+0j everywhere
+    out = tg.ones(2, 2, dtype=tg.complex64).renorm(2, 0, 1)
+    assert out.dtype is tg.complex64
+    np.testing.assert_allclose(out.numpy(), np.full((2, 2), 0.70710677 + 0j), rtol=1e-6)
+
+
 def test_nextafter_backward_is_torchs():
     # torch 2.13 records NextafterBackward0: input gets the cotangent unchanged, other zeros
     x = tg.tensor([1.0, -2.0], requires_grad=True)
@@ -343,6 +350,26 @@ def test_compiled_inplace_forms_match_eager():
 
 
 ERRORS = [
+    # torch 2.13: indices must be a tuple (or list) of tensors, other a tensor (no Scalar
+    # overload), and renorm's integer input fails in its vector norm
+    (lambda: tg.zeros(5).index_put(tg.tensor([1, 3]), tg.tensor(1.0)), TypeError,
+     r"index_put\(\): argument 'indices' must be tuple of Tensors, not Tensor"),
+    (lambda: tg.index_put(tg.zeros(5), tg.tensor([1, 3]), tg.tensor(2.0)), TypeError,
+     "must be tuple of Tensors, not Tensor"),
+    (lambda: tg.nextafter(tg.tensor([1.0]), 2.0), TypeError,
+     r"nextafter\(\): argument 'other' \(position 2\) must be Tensor, not float"),
+    (lambda: tg.nextafter(1.0, tg.ones(1)), TypeError,
+     r"nextafter\(\): argument 'input' \(position 1\) must be Tensor, not float"),
+    (lambda: tg.tensor([1.0]).nextafter(2.0), TypeError,
+     r"nextafter\(\): argument 'other' \(position 1\) must be Tensor, not float"),
+    (lambda: tg.ones(1).nextafter_(2.0), TypeError,
+     r"nextafter_\(\): argument 'other' \(position 1\) must be Tensor, not float"),
+    (lambda: tg.nextafter(tg.ones(1), other=2), TypeError,
+     r"nextafter\(\): argument 'other' must be Tensor, not int"),
+    (lambda: tg.ones(2, 2, dtype=tg.int64).renorm(2, 0, 1), RuntimeError,
+     "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long"),
+    (lambda: tg.ones(2, 2, dtype=tg.bool).renorm(2, 0, 1), RuntimeError,
+     "Expected a floating point or complex tensor as input. Got Bool"),
     # torch 2.13: "result type Float can't be cast to the desired output type Long" (deg2rad_);
     # ldexp_: "ldexp can't be cast to the desired output type Long"
     (lambda: tg.tensor([1, 2]).deg2rad_(), RuntimeError, "deg2rad_: .*can't be cast to the "

@@ -220,7 +220,12 @@ OPS = [
            error_inputs=_errors(((_i(1), _i(2)), TypeError, ("nextafter", "floating-point",
                                                                "nextafter_cpu")))),
     OpInfo("renorm", tg.renorm, _renorm_ref, _renorm_samples, tols={F32: (1e-5, 1e-4)},
+           complex_samples=(0,),
            error_inputs=_errors(
+               # torch 2.13: RuntimeError "linalg.vector_norm: Expected a floating point or
+               # complex tensor as input. Got Long"
+               ((np.ones((2, 2), np.int64), 2, 0, 1.0), RuntimeError,
+                ("renorm", "Expected a floating point or complex tensor as input. Got Long")),
                ((_f(3), 2, 0, 1.0), RuntimeError, ("renorm", "at least 2 dimensions")),
                ((_f(2, 2), 0, 0, 1.0), RuntimeError, ("renorm", "non-positive-norm")),
                ((_f(2, 2), 2, 0, -1.0), RuntimeError, ("renorm", "maxnorm to be >= 0")))),
