@@ -214,15 +214,22 @@ class _TensorMethods:
         return self.to(other.dtype)
 
     # ---- torch method spellings that differ from the op signatures ------------------
-    def view(self, *shape):
+    def view(self, *shape, dtype=None):
         """torch.Tensor.view: `self` with another shape, sharing its storage (one dim may
-        be -1).
+        be -1); or ``view(dtype)``: its bytes read as `dtype` (the last dim scaled by the
+        ratio of the element sizes when they differ; never requires grad, as torch).
 
         Raises:
-            ShapeError: a shape of another size (named `view`, with the user's line).
+            ShapeError: a shape of another size (named `view`, with the user's line); for
+                a dtype, a 0-d tensor or a last dim the sizes do not divide (torch's text).
             RuntimeError: a view whose strides no shape change can keep (a transpose viewed
-                flat): torch's message; ``reshape`` copies instead.
+                flat): torch's message; ``reshape`` copies instead.  For a dtype of another
+                element size, a last dim whose stride is not 1.
         """
+        if dtype is None and len(shape) == 1 and isinstance(shape[0], T.DType):
+            dtype = shape[0]
+        if dtype is not None:
+            return self._view_dtype(dtype)
         shape = _varargs(shape)
         try:
             out = _ops.reshape(self, shape)
@@ -235,6 +242,24 @@ class _TensorMethods:
                 "contiguous subspaces). Use .reshape(...) instead."),
                 _state.user_location()) from None
         return out
+
+    def _view_dtype(self, dtype):
+        if not isinstance(dtype, T.DType):
+            raise with_location(TypeError(f"view(): argument 'dtype' must be torch.dtype, not "
+                                          f"{type(dtype).__name__}"), _state.user_location())
+        strides = _views.strides(self)
+        if dtype.itemsize != self.dtype.itemsize and self.ndim and strides[-1] != 1:
+            from tracegrad.ir.ops.index_more import torch_dtype_name  # noqa: PLC0415
+            raise with_location(RuntimeError(
+                f"view: self.stride(-1) must be 1 to view {torch_dtype_name(self.dtype)} as "
+                f"{torch_dtype_name(dtype)} (different element sizes), but got "
+                f"{strides[-1]}"), _state.user_location())
+        from tracegrad.ir.ops.bitcast import out_shape  # noqa: PLC0415
+        try:
+            out_shape(tuple(self.shape), self.dtype, dtype)
+        except ShapeError as e:   # torch raises these as RuntimeError
+            raise with_location(RuntimeError(str(e)), _state.user_location()) from None
+        return _ops.view_dtype(self, dtype)
 
     def reshape(self, *shape):
         """torch.Tensor.reshape: a view where the strides allow one, else a copy (see

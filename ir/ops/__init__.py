@@ -9,4 +9,5 @@ from . import (binary, complex, conv, index, rnn,  # noqa: F401
                division, closeness,               # floor_divide; isclose, allclose, equal
                combine, bucket,                   # hstack, meshgrid, addmm, cdist ...; searchsorted, histc
                combine_more,                      # gcd, lcm, cov, corrcoef, rot90, take, tensor_split, block_diag
-               math_more, index_more)             # deg2rad, ldexp, float_power, nextafter, renorm, addr; index_copy, put, hsplit
+               math_more, index_more,             # deg2rad, ldexp, float_power, nextafter, renorm, addr; index_copy, put, hsplit
+               bitcast)                           # view_dtype: Tensor.view(dtype)

@@ -17,7 +17,7 @@ import numpy as np
 import tracegrad as tg
 from tracegrad import _ops
 
-from .core import I64, ErrorInput, OpInfo, Sample, ints, uniform
+from .core import F64, I64, ErrorInput, OpInfo, Sample, ints, uniform
 
 OVERLAP = "overlapping strides: the cotangents of elements reading one storage element add up"
 
@@ -150,7 +150,44 @@ def _unfold_errors():
                 "unfold(): argument 'step' (position 3) must be int, not float",))]
 
 
+# ---- view_dtype: Tensor.view(dtype), the bytes reinterpreted (torch 2.13's shapes and texts) ------
+def _view_dtype_ref(xp, x, dtype):
+    want = tg.ir.types.as_dtype(dtype).numpy
+    flat = np.ascontiguousarray(np.asarray(x)).reshape(-1)
+    out = flat.view(np.uint8) != 0 if want == np.bool_ else flat.view(want)
+    if not x.ndim:
+        return out.reshape(())
+    last = x.shape[-1] * x.dtype.itemsize // np.dtype(want).itemsize
+    return out.reshape(x.shape[:-1] + (last,))
+
+
+def _view_dtype_samples(rng, dtype):
+    # float64 only: the sweep hands references float64 copies of float32 samples, whose bits
+    # differ; other source dtypes come in as arrays of their own
+    u = lambda *s: uniform(rng, s, dtype)  # noqa: E731
+    return [Sample((u(3, 4), I64), dtype=I64),
+            Sample((u(2, 3), tg.float32), dtype=tg.float32),    # the last dim doubles
+            Sample((u(2, 2), tg.uint8), dtype=tg.uint8),
+            Sample((u(), I64), dtype=I64),                      # 0-d: same element size only
+            Sample((u(0, 3), I64), dtype=I64),
+            Sample((u(2, 2), tg.complex128), dtype=tg.complex128),   # the last dim halves
+            Sample((ints(rng, (2, 4), dtype=np.int32), I64), dtype=I64),
+            Sample((np.array([0, 1, 2], np.uint8), tg.bool), dtype=tg.bool),   # 2 is True
+            Sample((ints(rng, (2, 2), 0, 4, np.int16), tg.bfloat16), dtype=tg.bfloat16)]
+
+
+def _view_dtype_errors():
+    return [ErrorInput((np.ones((), np.float32), tg.int16), ValueError, (
+                "view", "self.dim() cannot be 0 to view Float as Short (different element "
+                "sizes)")),
+            ErrorInput((np.ones(3, np.float32), tg.float64), ValueError, (
+                "self.size(-1) must be divisible by 2 to view Float as Double (different "
+                "element sizes), but got 3",))]
+
+
 OPS = [
+    OpInfo("view_dtype", _ops.view_dtype, _view_dtype_ref, _view_dtype_samples,
+           differentiable=False, dtypes=(F64,), error_inputs=_view_dtype_errors),
     OpInfo("unfold", tg.Tensor.unfold, _unfold_ref, _unfold_samples, error_inputs=_unfold_errors, complex_samples=2),
     OpInfo("as_strided", tg.as_strided, _as_strided_ref, _as_strided_samples,
            error_inputs=_as_strided_errors, executor_samples=(0, 1, 3), note=OVERLAP,

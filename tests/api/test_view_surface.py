@@ -1,4 +1,5 @@
-"""Tensor.unfold, ravel, moveaxis and H against torch 2.13 (values recorded from torch 2.13.0
+"""Tensor.unfold, ravel, moveaxis, H, stride, view(dtype) and reshape's view-or-copy rule
+against torch 2.13 (values recorded from torch 2.13.0
 CPU with the same calls; their grad_fn names are in test_autograd_fidelity3.py, the op sweep's
 samples and errors of unfold in tests/opdb/strided.py)."""
 import warnings
@@ -79,7 +80,7 @@ def test_h_is_the_conjugate_transpose_of_a_matrix():
                                            r"3-D tensor. For batches of matrices, consider "
                                            r"using tensor.mH"):
         tg.ones(2, 2, 2).H
-    with pytest.raises(RuntimeError, match=r"Got 1-D tensor.\n  at .*test_unfold_ravel_h.py"):
+    with pytest.raises(RuntimeError, match=r"Got 1-D tensor.\n  at .*test_view_surface.py"):
         tg.ones(3).H
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -134,3 +135,92 @@ def test_stride_of_one_dim():
     assert tg.tensor(1.0).stride() == ()
     with pytest.raises(IndexError, match=r"expected to be in range of \[-2, 1\], but got 2"):
         x.stride(2)
+
+
+# ---- view(dtype): the bytes read as another dtype ---------------------------------------------
+def test_view_dtype_values_as_torch():
+    # torch 2.13's values
+    b = tg.tensor([1.0, -2.0])
+    np.testing.assert_array_equal(b.view(tg.int32).numpy(), [1065353216, -1073741824])
+    np.testing.assert_array_equal(b.view(tg.int16).numpy(), [0, 16256, 0, -16384])
+    assert b.view(tg.uint8).shape == (8,)
+    two = tg.tensor([1.0, 2.0]).view(tg.float64)
+    assert two.shape == (1,) and two.dtype is tg.float64
+    assert two.item() == np.array([1.0, 2.0], np.float32).view(np.float64)[0]
+    np.testing.assert_array_equal(tg.tensor([0, 1, 2], dtype=tg.uint8).view(tg.bool).numpy(),
+                                  [False, True, True])
+    np.testing.assert_array_equal(tg.tensor([True, False]).view(tg.uint8).numpy(), [1, 0])
+    np.testing.assert_array_equal(tg.tensor([1.5]).view(tg.bfloat16).float().numpy(), [0, 1.5])
+    np.testing.assert_array_equal(tg.tensor([1 + 2j]).view(tg.float32).numpy(), [1, 2])
+    np.testing.assert_array_equal(tg.tensor([1.0, 2.0]).view(tg.complex64).numpy(), [1 + 2j])
+    assert tg.arange(6).reshape(2, 3).view(tg.int32).shape == (2, 6)
+    assert tg.zeros(0, 4).view(tg.float64).shape == (0, 2)
+    assert tg.tensor(1.0).view(dtype=tg.int32).item() == 1065353216
+
+
+def test_view_dtype_never_requires_grad():
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    for dt in (tg.float32, tg.float16, tg.int32):   # torch 2.13: False, grad_fn None
+        v = a.view(dt)
+        assert not v.requires_grad and v.grad_fn is None
+
+
+def test_writes_go_both_ways_through_a_dtype_view():
+    # torch 2.13: w = [1., 0.]; y = [9.1835e-41, 2.]; the view after y.mul_(2) reads
+    # [1073741824, 1082130432]; y.view(int32).add_(1) under no_grad bumps both versions to 1
+    w = tg.zeros(2)
+    w.view(tg.int32)[0] = 1065353216
+    np.testing.assert_array_equal(w.numpy(), [1.0, 0.0])
+    y = tg.tensor([1.0, 2.0])
+    y.view(tg.int16)[1] = 1
+    # the first float's high half set to 1: bits 0x00010000 (torch prints 9.1835e-41)
+    np.testing.assert_array_equal(y.numpy(), np.array([0x10000, 0x40000000],
+                                                      np.int32).view(np.float32))
+    y = tg.tensor([1.0, 2.0])
+    v = y.view(tg.int32)
+    y.mul_(2)
+    np.testing.assert_array_equal(v.numpy(), [1073741824, 1082130432])
+    y = tg.tensor([1.0, 2.0])
+    with tg.no_grad():
+        u = y.view(tg.int32)
+        u.add_(1)
+    assert (y._version, u._version) == (1, 1)
+    np.testing.assert_array_equal(y.numpy(), np.array([1065353217, 1073741825],
+                                                      np.int32).view(np.float32))
+
+
+def test_view_dtype_errors_as_torch():
+    # torch 2.13's messages (RuntimeError each)
+    with pytest.raises(RuntimeError, match=r"self.dim\(\) cannot be 0 to view Float as Short "
+                                           r"\(different element sizes\)"):
+        tg.tensor(1.0).view(tg.int16)
+    with pytest.raises(RuntimeError, match=r"self.size\(-1\) must be divisible by 2 to view "
+                                           r"Float as Double \(different element sizes\), "
+                                           r"but got 3\n  at .*test_view_surface.py"):
+        tg.ones(3).view(tg.float64)
+    with pytest.raises(RuntimeError, match=r"self.stride\(-1\) must be 1 to view Float as "
+                                           r"Short \(different element sizes\), but got 3"):
+        tg.ones(2, 3).t().view(tg.int16)
+    with pytest.raises(TypeError, match="must be torch.dtype, not str"):
+        tg.ones(2).view(dtype="int32")
+    # torch keeps the base's history when bits are written through; refused here
+    x = tg.tensor([1.0, 2.0], requires_grad=True).clone()
+    with pytest.raises(NotImplementedError, match=r"view\(dtype\): writing through a dtype "
+                                                  r"view of a tensor that requires grad"):
+        x.view(tg.int32).add_(1)
+
+
+def test_view_dtype_on_jax_matches_numpy():
+    def views(f32, c64, u8, b, f16):
+        return (f32.view(tg.int16), f32.view(tg.float64), c64.view(tg.float32),
+                f32.view(tg.complex64), u8.view(tg.bool), b.view(tg.uint8), f16.view(tg.int16),
+                f32.view(tg.uint8), u8.view(tg.int32))
+    args = (tg.tensor([[1.0, -2.0], [0.5, 3.0]]), tg.tensor([1 + 2j, -3j]),
+            tg.tensor([0, 1, 2, 0], dtype=tg.uint8), tg.tensor([True, False]),
+            tg.tensor([1.5, -0.25], dtype=tg.float16))
+    eager = [o.numpy() for o in views(*args)]
+    compiled = [o.numpy() for o in tg.compile(views, executor="jax")(*args)]
+    for e, c in zip(eager, compiled):
+        assert e.dtype == c.dtype and e.shape == c.shape
+        np.testing.assert_array_equal(e, c)
+    np.testing.assert_array_equal(eager[8], np.array([0, 1, 2, 0], np.uint8).view(np.int32))
