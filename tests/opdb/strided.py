@@ -17,7 +17,7 @@ import numpy as np
 import tracegrad as tg
 from tracegrad import _ops
 
-from .core import F64, I64, ErrorInput, OpInfo, Sample, ints, uniform
+from .core import C64, F64, I64, ErrorInput, OpInfo, Sample, cuniform, ints, uniform
 
 OVERLAP = "overlapping strides: the cotangents of elements reading one storage element add up"
 
@@ -176,6 +176,20 @@ def _view_dtype_samples(rng, dtype):
             Sample((ints(rng, (2, 2), 0, 4, np.int16), tg.bfloat16), dtype=tg.bfloat16)]
 
 
+def _view_dtype_complex(rng, dtype):
+    # complex64 samples would reach the reference as complex128 (other bits): int64 words
+    # viewed as complex64 there; complex128 views of and as other dtypes
+    if dtype is C64:
+        # small non-negative words: subnormal floats (negative ones would be NaNs)
+        return [Sample((ints(rng, (2, 3), 0, 4), C64), dtype=C64),
+                Sample((ints(rng, (2, 4), 0, 4, np.int32), C64), dtype=C64)]
+    z = lambda *s: cuniform(rng, s, dtype)  # noqa: E731
+    return [Sample((z(2, 3), F64), dtype=F64),                 # (real, imag) pairs
+            Sample((z(3,), I64), dtype=I64),
+            Sample((z(2, 2), tg.float32), dtype=tg.float32),   # four words each
+            Sample((z(2,), dtype), dtype=dtype)]
+
+
 def _view_dtype_errors():
     return [ErrorInput((np.ones((), np.float32), tg.int16), ValueError, (
                 "view", "self.dim() cannot be 0 to view Float as Short (different element "
@@ -187,7 +201,8 @@ def _view_dtype_errors():
 
 OPS = [
     OpInfo("view_dtype", _ops.view_dtype, _view_dtype_ref, _view_dtype_samples,
-           differentiable=False, dtypes=(F64,), error_inputs=_view_dtype_errors),
+           differentiable=False, dtypes=(F64,), error_inputs=_view_dtype_errors,
+           complex_samples=_view_dtype_complex),
     OpInfo("unfold", tg.Tensor.unfold, _unfold_ref, _unfold_samples, error_inputs=_unfold_errors, complex_samples=2),
     OpInfo("as_strided", tg.as_strided, _as_strided_ref, _as_strided_samples,
            error_inputs=_as_strided_errors, executor_samples=(0, 1, 3), note=OVERLAP,
