@@ -73,9 +73,12 @@ def _conv_infer(types, *, stride, padding, dilation, lhs_dilation, groups):
 # runs one GEMM per image, which OpenBLAS threads on a busy machine can make 100x slower
 # ((64, 27) @ (32, 27, 1024): 1 ms alone, 130-450 ms of CPU under load); the pool's window
 # passes are memory-bound NumPy loops.  On the benchmark CNN's layers XLA was 3-20x faster
-# (docs/performance.md, "Convolution").  NumPy stays for tiny contractions (C/groups x
-# kernel: a 3x3 kernel over 1 channel took NumPy 1.2-2.7 ms, XLA 9-15 ms) and small arrays,
-# where jax's call overhead dominates.
+# (docs/performance.md, "Convolution").  NumPy stays for tiny contractions only (C/groups x
+# kernel: a 3x3 kernel over 1 channel took NumPy 1.2-2.7 ms, XLA 9-15 ms), whatever the
+# array size: a small conv with a larger contraction goes to XLA too, at ~0.4 s of compile
+# per new shape, because NumPy was slower in steady state there as well (a small DCGAN's
+# convs forced onto NumPy: 76-86 ms of CPU per step against 21-46 on XLA, issue 17).
+# Pooling has a size threshold (XLA_MIN_POOL_SIZE elements): its NumPy passes are cheap.
 XLA_MIN_CONTRACTION = 16
 XLA_MIN_POOL_SIZE = 1 << 16
 _XLA_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
