@@ -131,7 +131,7 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):  # noqa: A002
     out = _ops.flatten(input, start_dim, end_dim)   # (its dims checked there)
     if input.ndim and start_dim % input.ndim == end_dim % input.ndim:
         return input
-    return _views.torch_reshape(input, out)
+    return _views.torch_reshape(input, out.shape, out)
 
 
 def reshape(input, shape):  # noqa: A002

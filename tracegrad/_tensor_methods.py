@@ -264,7 +264,7 @@ class _TensorMethods:
     def reshape(self, *shape):
         """torch.Tensor.reshape: a view where the strides allow one, else a copy (see
         `_views.torch_reshape`)."""
-        return _views.torch_reshape(self, _ops.reshape(self, _varargs(shape)))
+        return _views.torch_reshape(self, _varargs(shape))
 
     def permute(self, *dims):
         return _ops.permute(self, _varargs(dims))

@@ -18,6 +18,7 @@ but never carries history.
 """
 from __future__ import annotations
 
+import math
 import weakref
 
 import numpy as np
@@ -228,15 +229,34 @@ def is_contiguous(t: Tensor) -> bool:
     return True
 
 
-def torch_reshape(t: Tensor, out: Tensor, copy_name: str = "UnsafeViewBackward0") -> Tensor:
-    """What torch's ``reshape`` of `t` gives, from ``out = reshape(t)`` (the IR op): `out`, a
-    view, where the strides of `t` allow one (ViewBackward0, or ReshapeAliasBackward0 for a
-    non-contiguous `t`, as torch names it), else a view of a copy (torch's clone then
-    ``_unsafe_view``: `copy_name` over CloneBackward0), so that writes to the result do not
-    reach `t` (they did before: a silent wrong answer)."""
-    if is_viewable(t, out.shape):
+def _resolved(shape, numel: int):
+    """`shape` with its one -1 filled in, or None where it is not a plain valid shape (the
+    reshape op then raises its own error)."""
+    try:
+        dims = [int(d) for d in shape]
+    except (TypeError, ValueError):
+        return None
+    if dims.count(-1) == 1:
+        known = math.prod(d for d in dims if d != -1)
+        if known <= 0 or numel % known:
+            return None
+        dims[dims.index(-1)] = numel // known
+    return tuple(dims) if all(d >= 0 for d in dims) and math.prod(dims) == numel else None
+
+
+def torch_reshape(t: Tensor, shape, out: Tensor | None = None,
+                  copy_name: str = "UnsafeViewBackward0") -> Tensor:
+    """What torch's ``reshape`` of `t` to `shape` gives (`out`: that reshape already made,
+    the IR op's view): a view where the strides of `t` allow one (ViewBackward0, or
+    ReshapeAliasBackward0 for a non-contiguous `t`, as torch names it), else a view of a
+    copy (torch's clone then ``_unsafe_view``: `copy_name` over CloneBackward0), so that
+    writes to the result do not reach `t` (they did before: a silent wrong answer)."""
+    new = tuple(out.shape) if out is not None else _resolved(shape, t.numel())
+    if new is None or is_viewable(t, new):
+        if out is None:
+            out = EAGER.call("reshape", t, shape)
         if not is_contiguous(t):
             _view_names.rename(out, "ReshapeAliasBackward0", t)
         return out
-    copy = EAGER.call("reshape", EAGER.call("clone", t), out.shape)
+    copy = EAGER.call("reshape", EAGER.call("clone", t), new)
     return _view_names.rename(copy, copy_name, t)
