@@ -86,15 +86,17 @@ def test_programs_tg_compile_evicts_leave_no_jaxpr_or_executable_behind():
         kept = {id(e._exe.lowered()) for bucket in step._cache.values() for e in bucket}
         assert len(kept) == 2
         assert all(ref() is None or id(ref()) in kept for ref in refs), "an evicted program lives"
-        # jax's compilation cache: as many executables as before the six new programs
-        assert _xla_executables() == executables, (executables, _xla_executables())
+        # jax's compilation cache: no more executables than before the six new programs
+        # (each drop empties jax's Python caches, this one too; the live programs' calls
+        # are served by the C++ caches)
+        assert _xla_executables() <= executables, (executables, _xla_executables())
     finally:
         gc.enable()
     assert jax_caches.releases[0] - released == 6   # one per dropped program
     # issue 18: each new batch size left ~41 jaxprs in that cache for good; emptied on
-    # every drop, it holds at most what the last trace made (41 in a fresh process, fewer
-    # when hot nested calls are served before it), however many programs came before
-    assert max(sizes) <= 50, sizes   # without the release, in a fresh process: 174, 215, ... 378
+    # every drop, it holds what the last trace made (52-53 here: with jax's other caches
+    # emptied too, every nested call is traced again), however many programs came before
+    assert max(sizes) <= 60, sizes   # without the release, in a fresh process: 174, 215, ... 378
 
 
 def test_backward_programs_the_eager_cache_evicts_release_their_jax_executables(monkeypatch):
@@ -293,7 +295,11 @@ def test_one_shape_training_keeps_its_memory(mode):
 # clear_all_caches`: +9.1 vs +9.3 MiB over 150 steps, 240 vs 280 objects a step): the
 # slope stays ~4-6 MiB per 100 steps, so it is native memory; glibc's malloc_trim on each
 # drop (kept, ir/jax_caches.py) lowers the level by ~33 MiB, not the slope.
-GROWTH_MIB = {"compile": 80.0, "jax": 50.0, "auto": 50.0}
+# Since each drop empties all of jax's Python caches (ir/jax_caches.py, 2026-12-03): 334.5
+# MiB at +100 steps, 341.0, 339.9, 335.5, 345.9, 345.0, 352.0, 354.7, 356.6, 358.9 at +1,000 (~2.7
+# MiB per 100 steps, from ~4-6 before; the run was stopped there), so ~45 MiB over the 1,500
+# is expected: 60 guards it until a full run shows the issue's 50.
+GROWTH_MIB = {"compile": 60.0, "jax": 50.0, "auto": 50.0}
 
 
 @pytest.mark.slow
