@@ -287,14 +287,14 @@ def test_one_shape_training_keeps_its_memory(mode):
 # 50, 376 at 500, 397 at 1,000, 420 at 1,500, 437 at 2,000, i.e. +61 MiB after the
 # warm-up, still ~4 MiB per 100 steps: jax objects keyed by shape (lists, tuples,
 # ShapedArray, NamedSharding, ~100 per new shape) keep accumulating, so the issue's 50 MiB
-# is not met yet; 80 MiB guards what was fixed (before it: +82 MiB in 100 steps, 401 ->
+# was not met; 80 MiB guarded what was fixed (before it: +82 MiB in 100 steps, 401 ->
 # 483 MiB at steps 50-150, 21 XLA executables alive for 8 programs at step 30).
 # The eager jax executor (240 steps after 60): 342.6 -> 364.3 MiB, 32 executables.
-# Tried since (issue 18's note of 2026-12-03): emptying jax's shape-keyed bounded caches on
-# each drop (+34 vs +26 MiB over 600 steps), and all of jax's Python caches (`util.
-# clear_all_caches`: +9.1 vs +9.3 MiB over 150 steps, 240 vs 280 objects a step): the
-# slope stays ~4-6 MiB per 100 steps, so it is native memory; glibc's malloc_trim on each
-# drop (kept, ir/jax_caches.py) lowers the level by ~33 MiB, not the slope.
+# Tried on 2026-12-03 (issue 18's note): emptying only jax's shape-keyed bounded caches on
+# each drop gained nothing (+34 vs +26 MiB over 600 steps); glibc's malloc_trim on each drop
+# lowers the level by ~33 MiB (kept); tracemalloc put the growth (~10 MB per 100 steps)
+# inside jax's Python caches, and emptying all of them (kept) halves the slope, which a
+# 150-step comparison was too short to show.
 # Since each drop empties all of jax's Python caches (ir/jax_caches.py, 2026-12-03): 334.5
 # MiB at +100 steps, 341.0, 339.9, 335.5, 345.9, 345.0, 352.0, 354.7, 356.6, 358.9 at +1,000 (~2.7
 # MiB per 100 steps, from ~4-6 before; the run was stopped there), so ~45 MiB over the 1,500
