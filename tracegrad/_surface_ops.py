@@ -118,6 +118,22 @@ def nextafter(input, *args, **kwargs):  # noqa: A002
     return _ops.nextafter(input, other, *rest, **kwargs)
 
 
+def _tensor_only_methods(op: str, arg: str):
+    """The Tensor method and in-place method of `op`, whose second operand `arg` torch 2.13
+    takes as a tensor only (`_tensor_arg`'s TypeError, at position 1 of the method)."""
+    fn = getattr(_ops, op)
+
+    def method(self, *args, **kwargs):
+        value, rest = _tensor_arg(op, arg, args, kwargs, 1)
+        return fn(self, value, *rest, **kwargs)
+
+    def inplace(self, *args, **kwargs):
+        value, rest = _tensor_arg(op + "_", arg, args, kwargs, 1)
+        return self._inplace_apply(op + "_", lambda: fn(self, value, *rest, **kwargs))
+    method.__name__, inplace.__name__ = op, op + "_"
+    return method, inplace
+
+
 def squeeze(input, dim=None):  # noqa: A002
     """`input` without its size-1 dims, or those of `dim` (an int or a tuple; torch.squeeze):
     a view, its node named by torch's overload (SqueezeBackward0 / 1 / 2)."""
@@ -269,23 +285,8 @@ class _SurfaceMethods:
     def ravel(self):
         return ravel(self)
 
-    def heaviside(self, *args, **kwargs):
-        values, rest = _tensor_arg("heaviside", "values", args, kwargs, 1)
-        return _ops.heaviside(self, values, *rest, **kwargs)
-
-    def heaviside_(self, *args, **kwargs):
-        values, rest = _tensor_arg("heaviside_", "values", args, kwargs, 1)
-        return self._inplace_apply("heaviside_", lambda: _ops.heaviside(self, values, *rest,
-                                                                        **kwargs))
-
-    def nextafter(self, *args, **kwargs):
-        other, rest = _tensor_arg("nextafter", "other", args, kwargs, 1)
-        return _ops.nextafter(self, other, *rest, **kwargs)
-
-    def nextafter_(self, *args, **kwargs):
-        other, rest = _tensor_arg("nextafter_", "other", args, kwargs, 1)
-        return self._inplace_apply("nextafter_", lambda: _ops.nextafter(self, other, *rest,
-                                                                        **kwargs))
+    heaviside, heaviside_ = _tensor_only_methods("heaviside", "values")
+    nextafter, nextafter_ = _tensor_only_methods("nextafter", "other")
 
     def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
         return repeat_interleave(self, repeats, dim)
