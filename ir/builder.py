@@ -108,9 +108,10 @@ class Frontend:
     # set on the tensor frontend's class while a tg.autocast region is on (tracegrad/amp.py)
     autocast_active = False
 
-    def composite_result(self, op: OpDef, operands, out):
-        """What a composite op's call returns, given its decomposition's result `out`
-        (the eager frontend names the backward node after the composite, as torch)."""
+    def composite_result(self, op: OpDef, operands, out, params=None):
+        """What a composite op's call returns, given its decomposition's result `out` and
+        its other parameters `params` (the eager frontend names the backward node after the
+        composite and shows torch's edges, as torch)."""
         return out
 
     def call(self, name: str, *args, **kwargs):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import enum
 import inspect
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
@@ -454,9 +455,17 @@ class CompositeDef(OpDef):
         tensor_params: names of every parameter that takes a tensor (inputs included).
         trailing: ``(name, default)`` of the parameters after `inputs`, tensors or not:
             what `bind` matches positionally after the inputs and passes by keyword.
+        node_inputs: the tensor parameters torch's one backward node has edges to, in
+            order (``("input", "tensor1", "tensor2")`` for addcmul; integer and mask
+            operands are none), when torch records the op as one node: the eager node
+            then shows these edges as its ``next_functions`` (`node_operands`).  Or
+            ``node_inputs(args) -> tuple | None`` of the call's bound arguments where that
+            depends on the call (mse_loss with a ``weight`` is several nodes in torch).
+            None: torch records several nodes itself (linear, l1_loss), or no node.
     """
 
     params: tuple = ()
+    node_inputs: tuple | None = None
 
     def __post_init__(self):
         super().__post_init__()
@@ -465,6 +474,37 @@ class CompositeDef(OpDef):
         # `bind`'s shortcut for a call with the inputs only: every other parameter's default
         self.default_attrs = (None if any(d is REQUIRED for _, d in self.trailing)
                               else dict(self.trailing))
+
+    def node_operands(self, operands, params: dict, is_operand) -> list:
+        """What torch's one node of this call has edges to (`node_inputs`), in order: a
+        tensor, or None for an absent optional tensor (torch's ``(None, 0)``).  A Python
+        number is no edge, nor is an absent ``Tensor | Number`` argument when no argument of
+        that kind is a tensor: torch's Scalar overload (``clamp(x, -1)`` has x alone, while
+        ``clamp(x, lo)`` with a tensor `lo` has x, lo and ``(None, 0)`` for max).
+        `is_operand` tells the calling frontend's tensors.  None: this call is several
+        nodes in torch."""
+        values = dict(params)
+        if self.variadic:
+            values[self.inputs[0][1:]] = operands
+        else:
+            values.update(zip(self.inputs, operands))
+        names = self.node_inputs
+        if callable(names):
+            names = names(values)
+            if names is None:
+                return None
+        kinds = {p.name: p for p in self.params}
+        scalar_overload = not any("Number" in kinds[n].accepts and is_operand(values[n])
+                                  for n in names)
+        out = []
+        for n in names:
+            v = values[n]
+            if kinds[n].variadic:
+                out.extend(v)
+            elif not (isinstance(v, numbers.Number) or v is None and "Number" in kinds[n].accepts
+                      and scalar_overload):
+                out.append(v)
+        return out
 
     @property
     def signature(self) -> str:
@@ -493,7 +533,7 @@ class CompositeDef(OpDef):
         except (IndexError, ValueError, TypeError, ZeroDivisionError) as e:
             # raised by the decomposition's own checks (a dim out of range): the user's line
             raise with_location(named(e, self.name), ops.location()) from None
-        return ops.composite_result(self, operands, out)
+        return ops.composite_result(self, operands, out, params)
 
 
 def _parse_params(name: str, spec: str) -> tuple[Param, ...]:
@@ -564,7 +604,8 @@ def _check_decomp(name: str, decomp: Callable, params: tuple, n_inputs: int) -> 
 
 
 def defcomposite(name: str, params: str, decomp: Callable, *, flags=0, ref="",
-                 node_name="", autocast=None, aten_name="", cost=None) -> CompositeDef:
+                 node_name="", autocast=None, aten_name="", cost=None,
+                 node_inputs=None) -> CompositeDef:
     """Declare and register a composite op; a declaration that does not fit its
     decomposition is rejected here.
 
@@ -579,6 +620,9 @@ def defcomposite(name: str, params: str, decomp: Callable, *, flags=0, ref="",
             frontend ``ops`` and returning a value or a tuple of values.
         flags, ref, node_name, autocast, aten_name, cost: as for `defop` (the facts
             autocast, the profiler and the program summary read of the composite itself).
+        node_inputs: where torch records the op as one backward node, the names of the
+            tensor parameters that node has edges to, in order, or a rule giving them per
+            call (`CompositeDef.node_inputs`).
 
     Raises:
         IRError: a duplicate name, a malformed parameter list, a decomposition whose
@@ -597,10 +641,16 @@ def defcomposite(name: str, params: str, decomp: Callable, *, flags=0, ref="",
     if n_inputs == 0:
         raise IRError(f"composite {name!r}: it takes no tensor input first ({params!r})")
     _check_decomp(name, decomp, ps, n_inputs)
+    if node_inputs is not None and not callable(node_inputs):
+        tensors = {p.name for p in ps if p.is_tensor}
+        node_inputs = tuple(node_inputs)
+        if not node_inputs or not set(node_inputs) <= tensors:
+            raise IRError(f"composite {name!r}: node_inputs must name tensor parameters "
+                          f"({', '.join(sorted(tensors))}), got {node_inputs!r}")
     inputs = tuple(("*" if p.variadic else "") + p.name for p in ps[:n_inputs])
     attrs = tuple((p.name, p.default) for p in ps if not p.is_tensor)
     op = CompositeDef(name, inputs, attrs, flags=flags, decomp=decomp, ref=ref,
                       node_name=node_name, params=ps, autocast=autocast,
-                      aten_name=aten_name, cost=cost)
+                      aten_name=aten_name, cost=cost, node_inputs=node_inputs)
     REGISTRY[name] = op
     return op

@@ -290,11 +290,13 @@ def _clamp(ops, input, min=None, max=None, *, name="clamp"):
 
 defcomposite("clamp",
              "input: Tensor, min: Tensor | Number | None = None, max: Tensor | Number | None = None",
-             _clamp, ref="torch.clamp", node_name="ClampBackward1")
+             _clamp, ref="torch.clamp", node_name="ClampBackward1",
+             node_inputs=("input", "min", "max"))
 defcomposite("clip",
              "input: Tensor, min: Tensor | Number | None = None, max: Tensor | Number | None = None",
              lambda ops, input, **bounds: _clamp(ops, input, **bounds, name="clip"),
-             ref="torch.clip (alias of clamp)", node_name="ClampBackward1")
+             ref="torch.clip (alias of clamp)", node_name="ClampBackward1",
+             node_inputs=("input", "min", "max"))
 
 
 # ---- lerp, addcmul, addcdiv ---------------------------------------------------------------------
@@ -321,7 +323,7 @@ def _lerp(ops, input, end, weight):
 
 
 defcomposite("lerp", "input: Tensor, end: Tensor, weight: Tensor", _lerp, ref="torch.lerp",
-             flags=COMPLEX)
+             flags=COMPLEX, node_inputs=("input", "end", "weight"))
 
 
 def _pointwise_operands(ops, name, input, tensor1, tensor2):
@@ -363,10 +365,10 @@ def _addcdiv(ops, input, tensor1, tensor2, value=1):
 
 defcomposite("addcmul", "input: Tensor, tensor1: Tensor, tensor2: Tensor, value=1", _addcmul,
              ref="torch.addcmul", flags=COMPLEX,
-             autocast={"cuda": AUTOCAST_PROMOTE})
+             autocast={"cuda": AUTOCAST_PROMOTE}, node_inputs=("input", "tensor1", "tensor2"))
 defcomposite("addcdiv", "input: Tensor, tensor1: Tensor, tensor2: Tensor, value=1", _addcdiv,
              ref="torch.addcdiv", flags=COMPLEX,
-             autocast={"cuda": AUTOCAST_PROMOTE})
+             autocast={"cuda": AUTOCAST_PROMOTE}, node_inputs=("input", "tensor1", "tensor2"))
 
 
 # ---- copysign, heaviside ------------------------------------------------------------------------

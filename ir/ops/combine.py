@@ -278,6 +278,7 @@ _PRODUCTS = {"addmm": ("mat1", "mat2", _addmm), "addmv": ("mat", "vec", _addmv),
              "baddbmm": ("batch1", "batch2", _baddbmm), "addbmm": ("batch1", "batch2", _addbmm)}
 for _name, (_a, _b, _fn) in _PRODUCTS.items():
     defcomposite(_name, f"input: Tensor, {_a}: Tensor, {_b}: Tensor, *, beta=1, alpha=1", _fn,
-                 ref=f"torch.{_name}", flags=COMPLEX)
+                 ref=f"torch.{_name}", flags=COMPLEX, node_inputs=("input", _a, _b))
 defcomposite("cdist", "x1: Tensor, x2: Tensor, p=2.0, "
-             "compute_mode='use_mm_for_euclid_dist_if_necessary'", _cdist, ref="torch.cdist")
+             "compute_mode='use_mm_for_euclid_dist_if_necessary'", _cdist, ref="torch.cdist",
+             node_inputs=("x1", "x2"))

@@ -298,10 +298,11 @@ defcomposite("cov", "input: Tensor, *, correction=1, fweights: Tensor | None = N
              "aweights: Tensor | None = None", _cov, ref="torch.cov", flags=COMPLEX)
 defcomposite("corrcoef", "input: Tensor", _corrcoef, ref="torch.corrcoef", flags=COMPLEX)
 defcomposite("rot90", "input: Tensor, k=1, dims=(0, 1)", _rot90, ref="torch.rot90",
-             flags=COMPLEX)
-defcomposite("take", "input: Tensor, index: Tensor", _take, ref="torch.take", flags=COMPLEX)
+             flags=COMPLEX, node_inputs=("input",))
+defcomposite("take", "input: Tensor, index: Tensor", _take, ref="torch.take", flags=COMPLEX,
+             node_inputs=("input",))
 defcomposite("tensor_split", "input: Tensor, indices_or_sections, dim=0", _tensor_split,
              ref="torch.tensor_split (sections, or indices; a tensor of them: tg.tensor_split)",
              flags=COMPLEX | VIEW, node_name="SliceBackward0")   # torch: each piece a slice
 defcomposite("block_diag", "*tensors: Tensor", _block_diag, ref="torch.block_diag",
-             flags=COMPLEX)
+             flags=COMPLEX, node_inputs=("tensors",))

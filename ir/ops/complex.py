@@ -168,7 +168,7 @@ def _polar(ops, abs, angle):
 
 
 defcomposite("polar", "abs: Tensor, angle: Tensor", _polar,
-             ref="torch.polar (abs * (cos angle + i sin angle))")
+             ref="torch.polar (abs * (cos angle + i sin angle))", node_inputs=("abs", "angle"))
 
 
 def _view_as_real_infer(types, **_):

@@ -410,13 +410,15 @@ defcomposite("conv1d",
              "dilation=1, groups=1",
              _conv_decomp(1, "conv1d"), ref="torch.nn.functional.conv1d", flags=COMPLEX,
              node_name="ConvolutionBackward0",
-             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
+             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER},
+             node_inputs=("input", "weight", "bias"))
 defcomposite("conv2d",
              "input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, "
              "dilation=1, groups=1",
              _conv_decomp(2, "conv2d"), ref="torch.nn.functional.conv2d", flags=COMPLEX,
              node_name="ConvolutionBackward0",
-             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
+             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER},
+             node_inputs=("input", "weight", "bias"))
 
 
 def _conv_transpose_decomp(nd: int, name: str):
@@ -458,7 +460,8 @@ defcomposite("conv_transpose2d",
              _conv_transpose_decomp(2, "conv_transpose2d"),
              ref="torch.nn.functional.conv_transpose2d", flags=COMPLEX,
              node_name="ConvolutionBackward0",
-             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
+             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER},
+             node_inputs=("input", "weight", "bias"))
 
 
 # ---- pooling --------------------------------------------------------------------------------
@@ -545,7 +548,8 @@ def _avg_pool2d(ops, input, kernel_size, stride=None, padding=0, ceil_mode=False
 defcomposite("avg_pool2d",
              "input: Tensor, kernel_size, stride=None, padding=0, ceil_mode=False, "
              "count_include_pad=True, divisor_override=None",
-             _avg_pool2d, ref="torch.nn.functional.avg_pool2d", node_name="AvgPool2DBackward0")
+             _avg_pool2d, ref="torch.nn.functional.avg_pool2d", node_name="AvgPool2DBackward0",
+             node_inputs=("input",))
 
 
 def _adaptive_avg_pool2d(ops, input, output_size):
@@ -583,4 +587,5 @@ def _adaptive_avg_pool2d(ops, input, output_size):
 
 
 defcomposite("adaptive_avg_pool2d", "input: Tensor, output_size", _adaptive_avg_pool2d,
-             ref="torch.nn.functional.adaptive_avg_pool2d", node_name="AdaptiveAvgPool2DBackward0")
+             ref="torch.nn.functional.adaptive_avg_pool2d", node_name="AdaptiveAvgPool2DBackward0",
+             node_inputs=("input",))

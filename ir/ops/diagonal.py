@@ -115,6 +115,6 @@ def _diag(ops, x, diagonal=0):
 
 
 defcomposite("diag_embed", "input: Tensor, offset=0, dim1=-2, dim2=-1", _diag_embed,
-             ref="torch.diag_embed", flags=COMPLEX)
+             ref="torch.diag_embed", flags=COMPLEX, node_inputs=("input",))
 defcomposite("diag", "input: Tensor, diagonal=0", _diag, ref="torch.diag", flags=COMPLEX,
-             node_name="DiagEmbedBackward0")
+             node_name="DiagEmbedBackward0", node_inputs=("input",))

@@ -212,7 +212,7 @@ def _index_select(ops, x, dim, index):
 
 
 defcomposite("index_select", "input: Tensor, dim, index: Tensor", _index_select,
-             ref="torch.index_select", flags=COMPLEX)
+             ref="torch.index_select", flags=COMPLEX, node_inputs=("input",))
 
 
 def _index_add(ops, x, dim, index, source, alpha=1):
@@ -238,7 +238,7 @@ def _index_add(ops, x, dim, index, source, alpha=1):
 
 
 defcomposite("index_add", "input: Tensor, dim, index: Tensor, source: Tensor, alpha=1", _index_add,
-             ref="torch.index_add", flags=COMPLEX)
+             ref="torch.index_add", flags=COMPLEX, node_inputs=("input", "source"))
 
 
 # ---- masked_fill -----------------------------------------------------------------------
@@ -270,7 +270,7 @@ def _masked_fill(ops, x, mask, value):
 
 
 defcomposite("masked_fill", "input: Tensor, mask: Tensor, value: Tensor | Number | None = None",
-             _masked_fill, ref="torch.masked_fill", flags=COMPLEX)
+             _masked_fill, ref="torch.masked_fill", flags=COMPLEX, node_inputs=("input", "value"))
 
 
 # ---- index_fill, masked_scatter ------------------------------------------------------------
@@ -301,7 +301,7 @@ def _index_fill(ops, x, dim, index, value):
 
 
 defcomposite("index_fill", "input: Tensor, dim, index: Tensor, value: Tensor | Number | None = None",
-             _index_fill, ref="torch.index_fill", flags=COMPLEX)
+             _index_fill, ref="torch.index_fill", flags=COMPLEX, node_inputs=("input", "value"))
 
 
 def _masked_scatter(ops, x, mask, source):
@@ -339,4 +339,4 @@ def _masked_scatter(ops, x, mask, source):
 
 
 defcomposite("masked_scatter", "input: Tensor, mask: Tensor, source: Tensor", _masked_scatter,
-             ref="torch.masked_scatter", flags=COMPLEX)
+             ref="torch.masked_scatter", flags=COMPLEX, node_inputs=("input", "source"))

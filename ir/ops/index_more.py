@@ -133,9 +133,9 @@ def _directional_split(name: str, dim: int, min_dims: int):
 
 
 defcomposite("index_copy", "input: Tensor, dim, index: Tensor, source: Tensor", _index_copy,
-             ref="torch.index_copy", flags=COMPLEX)
+             ref="torch.index_copy", flags=COMPLEX, node_inputs=("input", "source"))
 defcomposite("put", "input: Tensor, index: Tensor, source: Tensor, accumulate=False", _put,
-             ref="torch.put", flags=COMPLEX)
+             ref="torch.put", flags=COMPLEX, node_inputs=("input", "source"))
 for _name, _dim, _min in (("hsplit", 1, 1), ("vsplit", 0, 2), ("dsplit", 2, 3)):
     defcomposite(_name, "input: Tensor, indices_or_sections", _directional_split(_name, _dim, _min),
                  ref=f"torch.{_name}", flags=COMPLEX | VIEW)

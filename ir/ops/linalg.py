@@ -503,5 +503,5 @@ def _solve(ops, A, B, left=True):
 
 
 defcomposite("linalg_solve", "A: Tensor, B: Tensor, left=True", _solve, flags=LINALG,
-             ref="torch.linalg.solve",
-             autocast={"cpu": AUTOCAST_FP32}, cost=FACTORIZATION)
+             ref="torch.linalg.solve", node_name="LinalgSolveExBackward0",
+             autocast={"cpu": AUTOCAST_FP32}, cost=FACTORIZATION, node_inputs=("A", "B"))

@@ -152,7 +152,7 @@ defcomposite("nll_loss",
              "input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None, "
              "ignore_index=-100, reduce=None, reduction='mean'",
              _nll_loss, ref="torch.nn.functional.nll_loss", node_name="NllLossBackward0",
-             autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
+             autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32}, node_inputs=("input",))
 
 
 # ---- pointwise regression losses ---------------------------------------------------------------
@@ -221,11 +221,15 @@ def _huber_loss(ops, input, target, reduction="mean", delta=1.0, weight=None):
 
 
 # torch's loss signature: the deprecated size_average / reduce flags before `reduction`
+def _UNWEIGHTED(args):   # node_inputs: with a weight, torch's loss is several nodes too
+    return None if args["weight"] is not None else ("input", "target")
+
+
 _LOSS = "input: Tensor, target: Tensor, size_average=None, reduce=None, reduction='mean', "
 defcomposite("mse_loss",
              _LOSS + "weight: Tensor | None = None",
              _mse_loss, ref="torch.nn.functional.mse_loss",
-             autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
+             autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32}, node_inputs=_UNWEIGHTED)
 # complex: the mean of |input - target| (real, unless the weight is complex), as torch
 defcomposite("l1_loss",
              _LOSS + "weight: Tensor | None = None",
@@ -234,12 +238,13 @@ defcomposite("l1_loss",
 defcomposite("smooth_l1_loss",
              _LOSS + "beta=1.0",
              _smooth_l1_loss, ref="torch.nn.functional.smooth_l1_loss",
-             autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
+             autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32},
+             node_inputs=("input", "target"))
 defcomposite("huber_loss",
              "input: Tensor, target: Tensor, reduction='mean', delta=1.0, "
              "weight: Tensor | None = None",
              _huber_loss, ref="torch.nn.functional.huber_loss",
-             autocast={"cpu": AUTOCAST_FP32})
+             autocast={"cpu": AUTOCAST_FP32}, node_inputs=_UNWEIGHTED)
 
 
 # ---- binary and distribution losses --------------------------------------------------------------
@@ -272,7 +277,7 @@ defcomposite("binary_cross_entropy",
              "input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None, "
              "reduce=None, reduction='mean'",
              _binary_cross_entropy, ref="torch.nn.functional.binary_cross_entropy",
-             autocast={"cpu": AUTOCAST_FP32})
+             autocast={"cpu": AUTOCAST_FP32}, node_inputs=("input", "target"))
 
 
 def _bce_with_logits(ops, input, target, weight=None, size_average=None, reduce=None,
@@ -298,7 +303,8 @@ defcomposite("binary_cross_entropy_with_logits",
              "input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None, "
              "reduce=None, reduction='mean', pos_weight: Tensor | None = None",
              _bce_with_logits, ref="torch.nn.functional.binary_cross_entropy_with_logits",
-             autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32})
+             autocast={"cpu": AUTOCAST_FP32, "cuda": AUTOCAST_FP32},
+             node_inputs=("input", "target"))
 
 
 def _kl_div(ops, input, target, size_average=None, reduce=None, reduction="mean",

@@ -34,8 +34,10 @@ def _angle(name: str, factor: float):
     return decomp
 
 
-defcomposite("deg2rad", "input: Tensor", _angle("deg2rad", math.pi / 180), ref="torch.deg2rad")
-defcomposite("rad2deg", "input: Tensor", _angle("rad2deg", 180 / math.pi), ref="torch.rad2deg")
+defcomposite("deg2rad", "input: Tensor", _angle("deg2rad", math.pi / 180), ref="torch.deg2rad",
+             node_name="Deg2RadBackward0", node_inputs=("input",))
+defcomposite("rad2deg", "input: Tensor", _angle("rad2deg", 180 / math.pi), ref="torch.rad2deg",
+             node_name="Rad2DegBackward0", node_inputs=("input",))
 
 
 # ---- ldexp, float_power ---------------------------------------------------------------------
@@ -156,6 +158,6 @@ def _addr(ops, input, vec1, vec2, beta=1, alpha=1):
 
 
 defcomposite("renorm", "input: Tensor, p, dim, maxnorm", _renorm, ref="torch.renorm",
-             flags=COMPLEX)
+             flags=COMPLEX, node_inputs=("input",))
 defcomposite("addr", "input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1", _addr,
-             ref="torch.addr", flags=COMPLEX)
+             ref="torch.addr", flags=COMPLEX, node_inputs=("input", "vec1", "vec2"))

@@ -130,7 +130,7 @@ defcomposite("layer_norm",
              "bias: Tensor | None = None, eps=1e-05",
              _layer_norm, ref="torch.nn.functional.layer_norm",
              node_name="NativeLayerNormBackward0",
-             autocast={"cuda": AUTOCAST_FP32})
+             autocast={"cuda": AUTOCAST_FP32}, node_inputs=("input", "weight", "bias"))
 
 
 def _rms_norm(ops, input, normalized_shape, weight=None, eps=None):
@@ -174,7 +174,7 @@ defcomposite("group_norm",
              "eps=1e-05",
              _group_norm, ref="torch.nn.functional.group_norm",
              node_name="NativeGroupNormBackward0",
-             autocast={"cuda": AUTOCAST_FP32})
+             autocast={"cuda": AUTOCAST_FP32}, node_inputs=("input", "weight", "bias"))
 
 
 def _batch_norm(ops, input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -220,4 +220,4 @@ defcomposite("batch_norm",
              "weight: Tensor | None = None, bias: Tensor | None = None, training=False, "
              "momentum=0.1, eps=1e-05",
              _batch_norm, flags=INTERNAL, ref="torch.nn.functional.batch_norm",
-             node_name="NativeBatchNormBackward0")
+             node_name="NativeBatchNormBackward0", node_inputs=("input", "weight", "bias"))

@@ -102,6 +102,10 @@ def _pad(ops, x, pad, mode="constant", value=None):
     return out if out is not x else ops.clone(x)   # a copy, as torch
 
 
+def _ONE_NODE_MODES(args):   # node_inputs: torch's circular pad writes slices (CopySlices)
+    return None if args["mode"] == "circular" else ("input",)
+
+
 defcomposite("pad", "input: Tensor, pad, mode='constant', value=None", _pad,
              ref="torch.nn.functional.pad (constant, reflect, replicate, circular)", flags=COMPLEX,
-             node_name="ConstantPadNdBackward0")
+             node_name="ConstantPadNdBackward0", node_inputs=_ONE_NODE_MODES)

@@ -81,7 +81,8 @@ def _matmul(ops, a, b):
 
 defcomposite("matmul", "input: Tensor, other: Tensor", _matmul, ref="torch.matmul", flags=COMPLEX,
              node_name="MmBackward0",
-             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
+             autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER},
+             node_inputs=("input", "other"))
 
 
 # ---- mm, bmm, mv, dot, outer: torch's shape rules on top of batched_matmul -------------------
@@ -165,11 +166,11 @@ defcomposite("bmm", "input: Tensor, mat2: Tensor", _bmm_decomp, ref="torch.bmm",
              autocast={"cpu": AUTOCAST_LOWER, "cuda": AUTOCAST_LOWER})
 defcomposite("mv", "input: Tensor, vec: Tensor", _mv_decomp, ref="torch.mv", flags=COMPLEX,
              node_name="MvBackward0",
-             autocast={"cuda": AUTOCAST_LOWER})
+             autocast={"cuda": AUTOCAST_LOWER}, node_inputs=("input", "vec"))
 defcomposite("dot", "input: Tensor, tensor: Tensor", _dot_decomp, ref="torch.dot", flags=COMPLEX,
-             autocast={"cuda": AUTOCAST_PROMOTE})
+             autocast={"cuda": AUTOCAST_PROMOTE}, node_inputs=("input", "tensor"))
 defcomposite("vdot", "input: Tensor, other: Tensor", _vdot_decomp,
-             ref="torch.vdot (sum conj(x) * y)", flags=COMPLEX)
+             ref="torch.vdot (sum conj(x) * y)", flags=COMPLEX, node_inputs=("input", "other"))
 defcomposite("outer", "input: Tensor, vec2: Tensor", _outer_decomp, ref="torch.outer",
              flags=COMPLEX, node_name="MulBackward0")
 

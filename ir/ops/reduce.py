@@ -323,9 +323,9 @@ def _with_mean(name):
 
 
 defcomposite("var_mean", "input: Tensor, dim=None, unbiased=None, keepdim=False, correction=None",
-             _with_mean("var_mean"), flags=COMPLEX, ref="torch.var_mean")
+             _with_mean("var_mean"), flags=COMPLEX, ref="torch.var_mean", node_inputs=("input",))
 defcomposite("std_mean", "input: Tensor, dim=None, unbiased=None, keepdim=False, correction=None",
-             _with_mean("std_mean"), flags=COMPLEX, ref="torch.std_mean")
+             _with_mean("std_mean"), flags=COMPLEX, ref="torch.std_mean", node_inputs=("input",))
 
 
 # ---- logsumexp / norm ------------------------------------------------------------
@@ -467,7 +467,7 @@ def _mean(ops, x, dim=None, keepdim=False):
 
 
 defcomposite("mean", "input: Tensor, dim=None, keepdim=False", _mean, flags=COMPLEX | DTYPE_ARG,
-             ref="torch.mean")
+             ref="torch.mean", node_inputs=("input",))
 
 
 def _sum_to_size(ops, x, size):

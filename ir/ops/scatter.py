@@ -123,7 +123,7 @@ def _gather(ops, x, dim, index, sparse_grad=False):
 
 
 defcomposite("gather", "input: Tensor, dim, index: Tensor, sparse_grad=False", _gather,
-             ref="torch.gather", flags=COMPLEX)
+             ref="torch.gather", flags=COMPLEX, node_inputs=("input",))
 
 
 def _scatter_common(ops, name, x, dim, index, src, accumulate):
@@ -156,7 +156,8 @@ def _scatter(ops, x, dim, index, src=None, value=None, reduce=None):
 defcomposite("scatter",
              "input: Tensor, dim, index: Tensor, src: Tensor | Number | None = None, "
              "value: Tensor | Number | None = None, reduce=None",
-             _scatter, ref="torch.scatter (src or value; no reduce)", flags=COMPLEX)
+             _scatter, ref="torch.scatter (src or value; no reduce)", flags=COMPLEX,
+             node_inputs=("input", "src"))
 
 
 def _scatter_add(ops, x, dim, index, src):
@@ -168,7 +169,8 @@ def _scatter_add(ops, x, dim, index, src):
 
 defcomposite("scatter_add", "input: Tensor, dim, index: Tensor, src: Tensor", _scatter_add,
              ref="torch.scatter_add", flags=COMPLEX,
-             autocast={"cpu": AUTOCAST_PROMOTE, "cuda": AUTOCAST_PROMOTE})
+             autocast={"cpu": AUTOCAST_PROMOTE, "cuda": AUTOCAST_PROMOTE},
+             node_inputs=("input", "src"))
 
 
 # ---- scatter_reduce ------------------------------------------------------------------------
@@ -317,7 +319,8 @@ def _scatter_reduce(ops, x, dim, index, src, reduce, include_self=True):
 
 defcomposite("scatter_reduce", "input: Tensor, dim, index: Tensor, src: Tensor, reduce, *, "
              "include_self=True", _scatter_reduce, flags=COMPLEX,
-             ref="torch.scatter_reduce (sum, prod, mean, amax, amin; include_self)")
+             ref="torch.scatter_reduce (sum, prod, mean, amax, amin; include_self)",
+             node_inputs=("input", "src"))
 
 
 def _take_along_dim(ops, x, indices, dim=None):

@@ -442,7 +442,7 @@ defcomposite("split_with_sizes", "input: Tensor, split_sizes, dim=0", _split_wit
 defcomposite("chunk", "input: Tensor, chunks, dim=0", _chunk, ref="torch.chunk",
              flags=COMPLEX | VIEW | MULTI_VIEW, node_name="SplitBackward0")
 defcomposite("unbind", "input: Tensor, dim=0", _unbind, ref="torch.unbind",
-             flags=COMPLEX | VIEW | MULTI_VIEW)
+             flags=COMPLEX | VIEW | MULTI_VIEW, node_inputs=("input",))
 defcomposite("movedim", "input: Tensor, source, destination", _movedim, ref="torch.movedim",
              flags=COMPLEX | VIEW, node_name="PermuteBackward0")
 defcomposite("unflatten", "input: Tensor, dim, sizes", _unflatten, ref="torch.unflatten",
@@ -467,7 +467,7 @@ def _stack(ops, *tensors, dim=0):
 
 
 defcomposite("stack", "*tensors: Tensor, dim=0", _stack, ref="torch.stack", flags=COMPLEX,
-             autocast={"cpu": AUTOCAST_PROMOTE, "cuda": AUTOCAST_PROMOTE})
+             autocast={"cpu": AUTOCAST_PROMOTE, "cuda": AUTOCAST_PROMOTE}, node_inputs=("tensors",))
 
 
 # ---- naming for rematerialization policies ----------------------------------------

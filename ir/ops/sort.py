@@ -104,7 +104,7 @@ defcomposite("sort", "input: Tensor, dim=-1, descending=False, stable=False", _s
 defcomposite("argsort", "input: Tensor, dim=-1, descending=False, stable=False", _argsort,
              ref="torch.argsort (always stable)")
 defcomposite("topk", "input: Tensor, k, dim=-1, largest=True, sorted=True", _topk,
-             ref="torch.topk (ties: lowest index first; always sorted)")
+             ref="torch.topk (ties: lowest index first; always sorted)", node_inputs=("input",))
 
 
 # ---- cummax / cummin --------------------------------------------------------

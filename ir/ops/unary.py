@@ -208,7 +208,7 @@ _unary("reciprocal", lambda xp, x: xp.reciprocal(x),
 defcomposite("rsqrt", "input: Tensor",
              lambda ops, x: ops.reciprocal(ops.sqrt(check_operand(ops, "rsqrt", x))),
              ref="torch.rsqrt", flags=COMPLEX,
-             autocast={"cuda": AUTOCAST_FP32})
+             autocast={"cuda": AUTOCAST_FP32}, node_inputs=("input",))
 
 
 def _square(ops, x):
@@ -219,7 +219,7 @@ def _square(ops, x):
 
 
 defcomposite("square", "input: Tensor", _square, ref="torch.square", flags=COMPLEX,
-             node_name="PowBackward0")
+             node_name="PowBackward0", node_inputs=("input",))
 
 
 # ---- rounding: gradient 0 everywhere; integer tensors come back unchanged -----------------------
@@ -258,7 +258,7 @@ def _frac(ops, x):
     return ops.sub(x, ops.trunc(x))
 
 
-defcomposite("frac", "input: Tensor", _frac, ref="torch.frac")
+defcomposite("frac", "input: Tensor", _frac, ref="torch.frac", node_inputs=("input",))
 
 
 # ---- NaN/Inf handling ---------------------------------------------------------------------------
@@ -397,8 +397,10 @@ def _mish(ops, x):
     return ops.mul(x, ops.tanh(ops.softplus(x)))
 
 
-defcomposite("silu", "input: Tensor", _silu, ref="torch.nn.functional.silu (x * sigmoid(x))")
-defcomposite("mish", "input: Tensor", _mish, ref="torch.nn.functional.mish (x * tanh(softplus(x)))")
+defcomposite("silu", "input: Tensor", _silu, ref="torch.nn.functional.silu (x * sigmoid(x))",
+             node_inputs=("input",))
+defcomposite("mish", "input: Tensor", _mish, ref="torch.nn.functional.mish (x * tanh(softplus(x)))",
+             node_inputs=("input",))
 
 
 # ---- casts, logical and bitwise -----------------------------------------------------------------

@@ -27,6 +27,7 @@ from . import view_meta
 from . import modes  # noqa: F401  (installs the thread's mode selector in _state)
 from .constants import CONSTANTS, SHARED_CONSTANT, scalar_tensor, shared_constant
 from .hooks import HOOKS
+from .record import edge
 from .tape import TapeNode, _camel
 
 _LOCAL = _state.local
@@ -38,11 +39,14 @@ class TensorFrontend(Frontend):
     def is_operand(self, x) -> bool:
         return isinstance(x, Tensor)
 
-    def composite_result(self, op, operands, out):
+    def composite_result(self, op, operands, out, params=None):
         # the decomposition's last node stands for the composite: it takes the composite's
         # torch name (MeanBackward0, not the DivBackward0 of its last step; the outermost
         # composite names it last).  A node an operand already had (a decomposition
-        # returning its input) and torch's special names (CopySlices) are kept
+        # returning its input) and torch's special names (CopySlices) are kept.  Where
+        # torch records the op as one node (`CompositeDef.node_inputs`), the node also
+        # shows that node's edges, to the composite's operands (NodeExtra.edges); the
+        # engine keeps following the decomposition's own edges
         outs = out if isinstance(out, tuple) else (out,)
         inner = False
         if op.flags & MULTI_VIEW and type(out) in (tuple, list) and out and all(
@@ -52,6 +56,7 @@ class TensorFrontend(Frontend):
             view_meta.mark_multi(operands[0], out, name, _state.local.grad_enabled)
             inner = not op.node_name   # split with a list: split_with_sizes names the nodes
         mine = {id(x.grad_fn) for x in operands if isinstance(x, Tensor)}
+        shown = None
         for t in outs:
             node = t.grad_fn if isinstance(t, Tensor) else None
             if node is None or id(node) in mine or not isinstance(node, TapeNode):
@@ -59,7 +64,15 @@ class TensorFrontend(Frontend):
             if inner and node.extra is not None and node.extra.name:
                 continue
             if node.extra is None or not (node.extra.name or "").startswith("torch::"):
-                node._extra().name = op.node_name or f"{_camel(op.name)}Backward0"
+                extra = node._extra()
+                extra.name = op.node_name or f"{_camel(op.name)}Backward0"
+                if op.node_inputs is not None:
+                    if shown is None:
+                        xs = op.node_operands(operands, params, self.is_operand)
+                        shown = False if xs is None else tuple(
+                            None if x is None else edge(x) for x in xs)
+                    if shown is not False:
+                        extra.edges = shown
         return out
 
     def known_value(self, x: Tensor):

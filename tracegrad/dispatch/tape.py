@@ -88,10 +88,14 @@ class NodeExtra:
         packed: ``{(is_output, index): (packed, unpack_hook)}`` for saved values
             packed by ``saved_tensors_hooks``.
         name: the node's torch name where it is not ``<Op>Backward0``.
+        edges: what ``next_functions`` shows where it is not the node's own `edges`: the
+            last node of a composite torch records as one node shows that node's edges,
+            to the composite's operands (`TensorFrontend.composite_result`); the engine
+            follows the real ones.
     """
 
     __slots__ = ("pre_hooks", "post_hooks", "tensor_hooks", "metadata", "stack", "packed",
-                 "_name", "_owner")
+                 "_name", "_owner", "edges")
 
     def __init__(self, owner=None):
         self.pre_hooks: dict = {}
@@ -101,6 +105,7 @@ class NodeExtra:
         self.stack = None
         self.packed = None
         self._name = None   # torch's name where it differs from <Op>Backward0 (CopySlices)
+        self.edges = None   # shown by next_functions instead of the node's own (a composite)
         self._owner = None if owner is None else weakref.ref(owner)
 
     @property
@@ -222,7 +227,13 @@ class TapeNode(_HookAPI):
 
     @property
     def next_functions(self) -> tuple:
-        return tuple(e if e is not None else (None, 0) for e in self.edges)
+        """``(node, output index)`` per input, ``(None, 0)`` for one that does not require
+        grad.  The last node of a composite torch records as one node (mean) shows that
+        node's edges, to the composite's operands, not its own (NodeExtra.edges)."""
+        edges = self.edges
+        if self.extra is not None and self.extra.edges is not None:
+            edges = self.extra.edges
+        return tuple(e if e is not None else (None, 0) for e in edges)
 
     @property
     def requires_grad(self) -> bool:
