@@ -18,7 +18,7 @@ from tracegrad.ir.registry import CREATION, INTERNAL, REGISTRY
 
 from . import _state
 from ._device import check_device, is_device_name
-from ._legacy import _MISSING, dtype_of_type_name, legacy_array, type_string
+from ._legacy import _MISSING, TYPE_NAMES, dtype_of_type_name, legacy_array, type_string
 from ._size import Size, make_size
 from ._tensor_str import tensor_repr
 
@@ -67,6 +67,15 @@ def parse_to_args(name: str, args: tuple, kwargs: dict, extra: tuple = ()):
             dtype = a
     check_device(name, device)
     return (None if dtype is None else T.as_dtype(dtype), *extras)
+
+
+# the C++ type names torch 2.13 prints for a gradient's dtype in `.grad = ...`'s message
+_CPP_NAMES = {T.float32: "float", T.float64: "double", T.float16: "c10::Half",
+              T.bfloat16: "c10::BFloat16", T.int64: "long int", T.int32: "int",
+              T.int16: "short int", T.int8: "signed char", T.uint8: "unsigned char",
+              T.uint32: "unsigned int", T.bool_: "bool", T.complex64: "c10::complex<float>",
+              T.complex128: "c10::complex<double>"}
+
 
 class Tensor:
     """A multi-dimensional array with PyTorch's autograd semantics.
@@ -240,11 +249,22 @@ class Tensor:
     def grad(self, value) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
-                                f"{type(value).__name__}")
-            if value.shape != self.shape or value.dtype is not self.dtype:
-                raise RuntimeError(f"assigned grad has data of a different size or type: "
-                                   f"{value._type} for a tensor {self._type}")
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value.dtype is not self.dtype:   # torch 2.13 checks the dtype first
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_CPP_NAMES.get(value.dtype, value.dtype.name)}' "
+                    f"to a tensor with grad_dtype '{TYPE_NAMES.get(self.dtype, 'UInt32Tensor')[:-6]}'. The gradient "
+                    "must match the tensor's grad_dtype (defaults to the tensor's dtype). You "
+                    "can set the tensor's grad_dtype attribute with a specific dtype, or None "
+                    "to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a "
+                    "tensor and its gradient may break downstream systems that assume they "
+                    "match.")
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                    "tensor are the same size")
         self._set_grad(value)
 
     def _set_grad(self, value) -> None:
