@@ -35,7 +35,7 @@ import numpy as np
 from tracegrad.ir import types as T
 from tracegrad.ir.ops.host import CUSTOM_FUNCTION
 
-from .. import _state
+from .. import _state, _views
 from .._ops import full, sum_to_size
 from ..dispatch import view_meta
 from ..dispatch.record import edge as _edge
@@ -258,6 +258,9 @@ def _apply(cls, args: tuple, ctx_out: list | None = None):
         if t._requires_grad and t.grad_fn is None:
             raise RuntimeError(f"{cls.__name__}: a leaf Variable that requires grad has been used "
                                "in an in-place operation (mark_dirty).")
+        if _tracked_view(t) and t._base._requires_grad and t._base.grad_fn is None:
+            raise RuntimeError(f"{cls.__name__}: a view of a leaf Variable that requires grad is "
+                               "being used in an in-place operation.")
     non_diff = {id(t) for t in ctx._non_differentiable}
     input_ids = {id(a) for a in tensor_args}
     new_outputs = list(outputs)
@@ -299,11 +302,33 @@ def _apply(cls, args: tuple, ctx_out: list | None = None):
             o._requires_grad = False
         if id(o) in dirty:
             o._vc[0] += 1   # torch bumps a dirty tensor's version once more
+    for o in out_tensors:
+        if id(o) in dirty and o.grad_fn is ctx and _tracked_view(o):
+            _rebase_view_base(o)
     _save(ctx, local)
     ctx._recorded = True
     if local.anomaly:
         ctx._extra().stack = forward_stack()
     return new_outputs[0] if single else tuple(new_outputs)
+
+
+def _tracked_view(t: Tensor) -> bool:
+    """A view whose writes reach its base's history (not a ``detach()`` / ``.data`` alias)."""
+    return t._base is not None and not any(op == "alias" for op, _ in t._view_ops)
+
+
+def _rebase_view_base(view: Tensor) -> None:
+    """A dirty output that is a view: its base takes the new history too, as any in-place op
+    through a view gives it (torch's ``rebase_history``: the base's grad_fn becomes
+    CopySlices around the Function's node, and the view, regenerated from the base, shows
+    AsStridedBackward0).  The values are already in place (forward wrote them, and the
+    versions were bumped); only the history moves."""
+    base = view._base
+    new = _views.write_through(view, view)
+    base._data = new._data
+    base.grad_fn, base._out_index, base._requires_grad = new.grad_fn, new._out_index, True
+    if base._views:
+        _views.refresh(base)
 
 
 def _mark_views_made_inside(cls, output, inputs) -> None:
