@@ -73,10 +73,17 @@ class _InplaceMethods:
             self._assign(result)
         else:
             track = not any(op == "alias" for op, _ in self._view_ops)
+            base_fw = None
+            if local.fw_level is not None:   # forward AD: a make_dual dual's tangent is its own
+                plain = HOOKS.write_view_tangent(self, result)
+                if plain is not None:
+                    result, base_fw = plain, (getattr(base, "_fw", None),)
             new = _views.write_through(self, result)
             if track and grad_on and new.grad_fn is None and base._requires_grad:
                 new = _views.cut_history(base, new, name)
             base._assign(new, track=track, box=self._vc)
+            if base_fw is not None:   # the base's own tangent (if any) is not the one written
+                base._fw = base_fw[0]
         if mark is not None and owner.grad_fn is not None:
             _views.rebase_saved_versions(owner.grad_fn, self._vc, old, self._vc[0], mark)
         if before is not None and owner.grad_fn is kept:   # tg.compile: the graph sees it too

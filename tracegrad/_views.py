@@ -47,7 +47,7 @@ def replay(base: Tensor, chain: tuple) -> Tensor:
     return out
 
 
-def _inverse(op: str, attrs: dict, parent: Tensor, child: Tensor) -> Tensor:
+def inverse(op: str, attrs: dict, parent: Tensor, child: Tensor) -> Tensor:
     """The new value of `parent` after its view `op(parent)` took the value `child`: the
     op's declared `OpDef.view_inverse`, run on tensors."""
     if op == "alias":
@@ -67,7 +67,7 @@ def write_through(view: Tensor, value: Tensor) -> Tensor:
         parents.append(replay(parents[-1], ((op, attrs),)))
     child = value
     for (op, attrs), parent in zip(reversed(chain), reversed(parents)):
-        child = _inverse(op, attrs, parent, child)
+        child = inverse(op, attrs, parent, child)
     if child.grad_fn is not None:   # torch's node for "the base, with a slice copied in"
         child.grad_fn._extra().name = "torch::autograd::CopySlices"
     return child

@@ -110,3 +110,75 @@ def test_dirty_view_of_a_leaf_raises():
             _Inc.apply(make())
     r = _Inc.apply(x.detach()[:2])
     assert r.grad_fn is None and not r.requires_grad
+
+
+# ---- 2. forward AD: an in-place op on a view of make_dual's result keeps the tangent elsewhere
+
+import tracegrad.autograd.forward_ad as fwAD  # noqa: E402
+
+
+def _tan(t):
+    tangent = fwAD.unpack_dual(t).tangent
+    return None if tangent is None else tangent.tolist()
+
+
+@pytest.mark.parametrize("write, want", [
+    (lambda v: v.mul_(4), [1., 4., 4.]),
+    (lambda v: v.add_(tg.ones(2)), [1., 1., 1.]),
+    (lambda v: v.copy_(tg.tensor([5., 6.])), [1., 0., 0.]),
+    (lambda v: v.zero_(), [1., 0., 0.]),
+    (lambda v: v.exp_(), [1., 7.389056, 20.085537]),
+    (lambda v: v.__setitem__(slice(None), tg.tensor([5., 6.])), [1., 0., 0.]),
+])
+def test_inplace_on_a_view_of_a_dual_keeps_the_rest_of_its_tangent(write, want):
+    # torch 2.13: d = make_dual([1, 2, 3], [1, 1, 1]); write(d[1:]) -> these tangents
+    with fwAD.dual_level():
+        d = fwAD.make_dual(tg.tensor([1., 2., 3.]), tg.tensor([1., 1., 1.]))
+        write(d[1:])
+        np.testing.assert_allclose(_tan(d), want, rtol=1e-6)
+
+
+def test_a_dual_tangent_is_its_own_not_the_primal_s():
+    # torch 2.13: the primal x and its other views have no tangent before or after writes
+    # through the dual's views; views of the dual read its tangent; a write through x (no
+    # tangent) keeps the dual's tangent; values are shared as for any view
+    with fwAD.dual_level():
+        x = tg.tensor([1., 2., 3.])
+        d = fwAD.make_dual(x, tg.tensor([1., 1., 1.]))
+        e = x[:2]
+        d[1:].mul_(4)
+        assert _tan(d) == [1., 4., 4.] and _tan(x) is None and _tan(e) is None
+        assert x.tolist() == [1., 8., 12.]
+        f = d[:2]
+        assert _tan(f) == [1., 4.]
+        d.mul_(2)
+        assert _tan(d) == [2., 8., 8.] and _tan(f) == [2., 8.] and _tan(x) is None
+        x.add_(1)
+        assert _tan(d) == [2., 8., 8.] and _tan(f) == [2., 8.] and _tan(x) is None
+        assert d.tolist() == [3., 17., 25.]
+        d[:1].add_(fwAD.make_dual(tg.ones(1), tg.tensor([7.])))
+        assert _tan(d) == [9., 8., 8.]
+    with fwAD.dual_level():
+        x = tg.ones(2, 3)
+        d = fwAD.make_dual(x, tg.ones(2, 3))
+        d.t()[1].mul_(3)
+        assert _tan(d) == [[1., 3., 1.], [1., 3., 1.]]
+        x[0].mul_(2)
+        assert _tan(d) == [[1., 3., 1.], [1., 3., 1.]]
+        assert d.tolist() == [[2., 6., 2.], [1., 3., 1.]]
+    with fwAD.dual_level():   # a dual of a view
+        b = tg.ones(4)
+        v = b[1:]
+        d = fwAD.make_dual(v, tg.ones(3))
+        d[1:].mul_(5)
+        assert _tan(d) == [1., 5., 5.] and _tan(v) is None and _tan(b) is None
+        assert b.tolist() == [1., 1., 5., 5.]
+
+
+def test_inplace_on_a_view_of_a_computed_dual_unchanged():
+    # torch 2.13: e = d * 1; e[1:].mul_(4) -> e's tangent [1, 4, 4], d's stays [1, 1, 1]
+    with fwAD.dual_level():
+        d = fwAD.make_dual(tg.tensor([1., 2., 3.]), tg.tensor([1., 1., 1.]))
+        e = d * 1
+        e[1:].mul_(4)
+        assert _tan(e) == [1., 4., 4.] and _tan(d) == [1., 1., 1.]

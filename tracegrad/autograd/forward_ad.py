@@ -40,9 +40,9 @@ import functools
 import weakref
 from collections import namedtuple
 
-from tracegrad.ir.registry import NONDIFF, OpDef
+from tracegrad.ir.registry import NONDIFF, VIEW, OpDef
 
-from .. import _state
+from .. import _state, _views
 from .._creation import zeros_like
 from ..dispatch.frontend import EAGER
 from ..dispatch.hooks import register
@@ -163,13 +163,70 @@ def _tangent_of(t, level: _Level):
     return fw[1] if fw is not None and fw[0] is level else None
 
 
-def _set_tangent(t, tangent, level: _Level) -> None:
-    t._fw = (level, tangent)
+def _set_tangent(t, tangent, level: _Level, owner: "_TangentOwner | None" = None) -> None:
+    t._fw = (level, tangent) if owner is None else (level, tangent, owner)
     duals = level.duals
     duals.append(weakref.ref(t))
     if len(duals) > level.limit:   # a long loop inside one level: keep the list bounded
         level.duals = duals = [r for r in duals if r() is not None]
         level.limit = max(1024, 2 * len(duals))
+
+
+class _TangentOwner:
+    """The tangent of a dual made by `make_dual`, shared with the views made of it.
+
+    `make_dual` returns a view of its primal whose tangent is its own (torch sets it on the
+    view, not on the base): the primal's other views and the primal itself have none, and a
+    write through the primal does not touch it.  The views made of the dual have tangents
+    that are views of this one (torch's forward grad of a view), so an in-place op on such a
+    view (``d[1:].mul_(4)``) changes this tangent where the view lies and keeps the rest.
+    `depth` is the length of the dual's view chain from its base: a view of the dual reads
+    its tangent by replaying its own chain past `depth` on `tangent`."""
+
+    __slots__ = ("tangent", "depth")
+
+    def __init__(self, tangent, depth: int):
+        self.tangent, self.depth = tangent, depth
+
+
+def _owner_of(t, level: _Level) -> "_TangentOwner | None":
+    fw = getattr(t, "_fw", None)
+    return fw[2] if fw is not None and len(fw) > 2 and fw[0] is level else None
+
+
+def _owned_tangent(t, owner: _TangentOwner):
+    """`t`'s tangent as a view of its owner's: the owner's tangent through the view ops that
+    lead from the dual to `t` (forward AD off)."""
+    with _suspended():
+        return _views.replay(owner.tangent, t._view_ops[owner.depth:])
+
+
+def write_view_tangent(view, result):
+    """An in-place op gives `view` the value `result` inside a dual level.  When `view`'s
+    tangent belongs to a `make_dual` dual (itself or one of its views), that tangent takes
+    `result`'s tangent (zeros where `result` has none) where `view` lies, and `result` is
+    returned without its tangent, for the base to take the value alone; otherwise None (the
+    base's tangent takes the write, as for any view)."""
+    lv = _state.local.fw_level
+    owner = _owner_of(view, lv)
+    if owner is None:
+        return None
+    new = _tangent_of(result, lv)
+    chain = view._view_ops[owner.depth:]
+    with _suspended():
+        if new is None:
+            new = zeros_like(result)
+        parents = [owner.tangent]
+        for step in chain[:-1]:
+            parents.append(_views.replay(parents[-1], (step,)))
+        for (op, attrs), parent in zip(reversed(chain), reversed(parents)):
+            new = _views.inverse(op, attrs, parent, new)
+        if new.dtype is not owner.tangent.dtype:
+            new = new.to(owner.tangent.dtype)
+    owner.tangent = new
+    plain = Tensor(result._data, requires_grad=result._requires_grad, grad_fn=result.grad_fn,
+                   out_index=result._out_index)
+    return plain
 
 
 def _check_level(level, fn: str) -> _Level:
@@ -221,7 +278,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
         if tangent.dtype is not tensor.dtype:
             tangent = tangent.to(tensor.dtype)
         dual = _identity_view(tensor)
-    _set_tangent(dual, tangent, lv)
+    _set_tangent(dual, tangent, lv, _TangentOwner(tangent, len(dual._view_ops)))
     if dual.grad_fn is not None:   # a backward reading the view sees its tangent
         _NODE_TANGENTS[dual.grad_fn] = (lv, (None,), (tangent,))
     return dual
@@ -266,8 +323,10 @@ def propagate(op: OpDef, operands: list, attrs: dict, outs: list, in_types) -> N
         results = run_graph_on_tensors(prog.graph, list(operands) + list(outs)
                                        + [t for t in tangents if t is not None])
     out_tangents = [None] * len(outs)
+    # a view of a make_dual dual (or of its views): its tangent is a view of the dual's
+    owner = _owner_of(operands[0], level) if op.flags & VIEW else None
     for k, r in zip(prog.out_index, results):
-        _set_tangent(outs[k], r, level)
+        _set_tangent(outs[k], r, level, owner if outs[k]._base is not None else None)
         out_tangents[k] = r
     node = next((o.grad_fn for o in outs if o.grad_fn is not None), None)
     if node is not None:   # just recorded: its saved values keep their tangents for backward
@@ -308,6 +367,10 @@ def copy_tangent(dst, src) -> None:
     """In-place ops: `dst` takes `src`'s value, so it takes its tangent; a dual `dst` given a
     value without tangent (``fill_``) gets a zero tangent, as in torch."""
     level = _level_now()
+    owner = _owner_of(dst, level)
+    if owner is not None and dst._base is not None:   # a view refreshed from its base: its
+        _set_tangent(dst, _owned_tangent(dst, owner), level, owner)   # tangent is the dual's
+        return
     fw = getattr(src, "_fw", None)
     if fw is not None and fw[0] is level:
         _set_tangent(dst, fw[1], level)
@@ -393,4 +456,5 @@ def jvp_of(t):
 # the dispatch core calls these through its hook slots (it sits below autograd)
 register("propagate", propagate)
 register("copy_tangent", copy_tangent)
+register("write_view_tangent", write_view_tangent)
 register("tangent_of", jvp_of)

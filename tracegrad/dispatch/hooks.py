@@ -14,6 +14,9 @@ Slots (all filled by the time ``import tracegrad`` returns):
         (autograd/record.py).
     copy_tangent(dst, src): an in-place write or a view refresh moves the tangent with
         the value (autograd/forward_ad.py).
+    write_view_tangent(view, value): an in-place write of `value` into `view` inside a dual
+        level, when `view`'s tangent belongs to a ``make_dual`` dual: updates that tangent
+        and returns `value` without its tangent (else None) (autograd/forward_ad.py).
     tangent_of(tensor): the tensor's tangent at the current level or None, for repr
         (autograd/forward_ad.py).
     saved_names(node) / saved_attribute(node, where, raw): the ``_saved_<name>``
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 
 class _Hooks:
-    __slots__ = ("propagate", "on_record", "copy_tangent", "tangent_of", "saved_names",
+    __slots__ = ("propagate", "on_record", "copy_tangent", "write_view_tangent", "tangent_of", "saved_names",
                  "saved_attribute", "autocast")
 
     def __init__(self):
