@@ -225,18 +225,20 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 @_state.located
 def median(input, dim=None, keepdim: bool = False):
     """The lower median (torch.median): of all elements (a 0-d tensor), or along `dim` as
-    ``(values, indices)``; of an even count the smaller middle value, as torch."""
+    ``(values, indices)``; of an even count the smaller middle value, as torch (nodes
+    MedianBackward0 / MedianBackward1, torch 2.13's overload names)."""
     if dim is None:
         flat = _ops.reshape(input, (-1,))
         values, _ = _ops.sort(flat)
-        return _ops.squeeze(_ops.narrow(values, 0, (flat.shape[0] - 1) // 2, 1), 0)
+        return _view_names.rename(_ops.squeeze(_ops.narrow(values, 0, (flat.shape[0] - 1) // 2,
+                                                           1), 0), "MedianBackward0", input)
     d = dim + input.ndim if dim < 0 else dim
     values, indices = _ops.sort(input, d)
     k = (input.shape[d] - 1) // 2
     values, indices = _ops.narrow(values, d, k, 1), _ops.narrow(indices, d, k, 1)
     if not keepdim:
         values, indices = _ops.squeeze(values, d), _ops.squeeze(indices, d)
-    return median_result(values, indices)
+    return median_result(_view_names.rename(values, "MedianBackward1", input), indices)
 
 
 def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False):

@@ -424,7 +424,8 @@ def _norm_vjp(b, ct, x, out, *, p, dim, keepdim, dtype):
 defop("norm", "input", attrs=(("p", "fro", K.NORM_P), ("dim", None, K.DIMS_OPT), ("keepdim", False, K.BOOL), ("dtype", None, K.DTYPE_OPT)),
       canon=_canon_norm, infer=_norm_infer, kernel=_norm_kernel, vjp=_norm_vjp,
       flags=RED | COMPLEX, ref="torch.norm (vector norms, as torch.linalg.vector_norm)",
-      autocast={"cuda": AUTOCAST_FP32})
+      autocast={"cuda": AUTOCAST_FP32},
+      node_name="LinalgVectorNormBackward0")   # torch 2.13's x.norm(...) node, every p and dim
 
 
 # ---- all / any / count_nonzero ---------------------------------------------------

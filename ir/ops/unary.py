@@ -435,7 +435,8 @@ defop("convert", "input", attrs=(("dtype", None, K.DTYPE_OPT),), flags=CEW | INT
       canon=_convert_canon,
       infer=_convert_infer, ref="torch.Tensor.to(dtype)",
       kernel=_convert_kernel, vjp=_convert_vjp, jvp=LINEAR,
-      aten_name="aten::_to_copy", simplify=same_type_identity)
+      aten_name="aten::_to_copy", simplify=same_type_identity,
+      node_name="ToCopyBackward0")   # torch 2.13: x.double(), x.to(dtype), x.type(...), x.half()
 
 defop("logical_not", "input", infer=bool_out, flags=CEW, ref="torch.logical_not",
       kernel=lambda xp, x: xp.logical_not(x), vjp=NONDIFF)

@@ -193,7 +193,7 @@ CASES = {
 # input's rank) called, we by the op (docs/autograd.md, deviations)
 OVERLOAD_NAMES = {"clamp-tensors", "clamp-min-tensor", "clip-tensors", "lerp-tensor",
                   "lerp-end-no-grad", "masked_fill-tensor", "index_fill-tensor", "matmul-1d1d",
-                  "matmul-2d1d", "scatter-value", "mean-dim", "diag-2d", "pad-reflect",
+                  "matmul-2d1d", "scatter-value", "diag-2d", "pad-reflect",
                   "pad-replicate"}
 
 
