@@ -142,3 +142,13 @@ def accumulate_np_dtype(x, dtype):
     if dtype is not None:
         return dtype.numpy
     return x.dtype if x.dtype.kind in "fc" or x.dtype.name == "bfloat16" else "int64"
+
+
+def zero_slope_dep(b, g, x):
+    """`g` (a gradient built from the cotangent and masks of `x`), recorded as a function of
+    `x` whose derivative is 0: ``where(True, g, x)`` is exactly `g`.  torch's backward
+    formulas of piecewise-linear ops (``threshold_backward``, ``leaky_relu_backward``,
+    ``hardtanh_backward``, ``max_pool2d_with_indices_backward``) take the input itself, so
+    under ``create_graph=True`` the gradient requires grad (its second derivative is 0);
+    masks from comparisons carry no history, so without this the gradient would not."""
+    return b.where(True, g, x)

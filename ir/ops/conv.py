@@ -25,7 +25,7 @@ from ..builder import with_location
 from ..errors import DTypeError, ShapeError
 from ..registry import AUTOCAST_LOWER, COMPLEX, INTERNAL, REQUIRED, defcomposite, defop
 from ..jax_caches import programs_evicted
-from ._common import bilinear_jvp, conj_if_complex
+from ._common import bilinear_jvp, conj_if_complex, zero_slope_dep
 from ._conv_gemm import (_conv_col2im, _conv_im2col, _dilated, _out_size, _pad_np,
                          _prefer_col2im)
 from ._cost import CONV, POOL
@@ -298,7 +298,9 @@ def _max_pool_vjp(b, ct, x, out, indices, **_):
     rows = b.mul(b.arange(0, n * c, 1, T.int64), plane)
     flat = b.add(indices, b.reshape(rows, (n, c) + (1,) * (len(x.shape) - 2)))
     g = b.index_take_backward(b.reshape(ct[0], (-1,)), b.reshape(flat, (-1,)), (n * c * plane,), 0)
-    return [b.reshape(g, x.shape)]
+    # a function of x with derivative 0 under create_graph, as torch's
+    # max_pool2d_with_indices_backward (zero_slope_dep)
+    return [zero_slope_dep(b, b.reshape(g, x.shape), x)]
 
 
 defop("max_pool", "input",

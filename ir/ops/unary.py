@@ -10,7 +10,7 @@ from ..builder import with_location
 from ..errors import DTypeError
 from ..registry import (AUTOCAST_FP32, CHEAP, COMPLEX, ELEMENTWISE, INTERNAL, LINEAR, NONDIFF,
                         TO_FLOAT, defcomposite, defop)
-from ._common import div_conj, mul_conj, require_float, same_as_first
+from ._common import div_conj, mul_conj, require_float, same_as_first, zero_slope_dep
 from ._rewrites import involution, same_type_identity
 
 EW = ELEMENTWISE | CHEAP
@@ -98,10 +98,12 @@ defop("sigmoid", "input", infer=same_as_first, flags=CEW | TO_FLOAT, ref="torch.
       jvp=lambda b, t, x, out: b.mul(t, b.mul(out, b.rsub(out, 1.0))))
 
 # Gradient 0 where out <= 0 (at x == 0 too), as torch.relu's threshold_backward: a NaN
-# passes the gradient through.
+# passes the gradient through.  The 0 is `out` itself (exactly 0 there), so that under
+# create_graph the gradient is a function of `out` with derivative 0, as torch's
+# (ThresholdBackwardBackward0), at no cost
 defop("relu", "input", infer=_no_bool("relu"), flags=EW, ref="torch.relu",
       kernel=lambda xp, x: xp.maximum(x, x.dtype.type(0)),
-      vjp=lambda b, ct, x, out: [b.where(b.le(out, 0), 0.0, ct)],
+      vjp=lambda b, ct, x, out: [b.where(b.le(out, 0), out, ct)],
       jvp=lambda b, t, x, out: b.where(b.le(out, 0), 0.0, t))
 
 def sign_kernel(xp, x):
@@ -353,11 +355,12 @@ _unary("elu", _elu_kernel, infer=float_only("elu"), flags=EW,
                                                     b.mul(ct, b.add(out, alpha)))],
        attrs=(("alpha", 1.0, K.FLOAT),), canon=_float_canon("alpha"), ref="torch.nn.functional.elu")
 
-# negative_slope at 0, as torch
+# negative_slope at 0, as torch; a function of x with derivative 0 under create_graph, as
+# torch's leaky_relu_backward (zero_slope_dep)
 _unary("leaky_relu", lambda xp, x, *, negative_slope: xp.where(
            x > scalar(x, 0.0), x, x * scalar(x, negative_slope)),
-       lambda b, ct, x, out, *, negative_slope: [
-           b.where(b.gt(x, 0.0), ct, b.mul(ct, negative_slope))],
+       lambda b, ct, x, out, *, negative_slope: [zero_slope_dep(
+           b, b.where(b.gt(x, 0.0), ct, b.mul(ct, negative_slope)), x)],
        infer=float_only("leaky_relu"), flags=EW, attrs=(("negative_slope", 0.01, K.FLOAT),),
        canon=_float_canon("negative_slope"), ref="torch.nn.functional.leaky_relu")
 
@@ -375,10 +378,12 @@ def _hardtanh_kernel(xp, x, *, min_val, max_val):
     return xp.minimum(xp.maximum(x, scalar(x, lo)), scalar(x, hi))
 
 
-# gradient 0 at both bounds (open interval), unlike clamp's closed one: torch
+# gradient 0 at both bounds (open interval), unlike clamp's closed one, and a NaN passes it
+# (x <= min or x >= max gives 0): torch's hardtanh_backward; a function of x with derivative
+# 0 under create_graph, as torch's (zero_slope_dep)
 _unary("hardtanh", _hardtanh_kernel, infer=_no_bool("hardtanh"), flags=EW,
-       vjp=lambda b, ct, x, out, *, min_val, max_val: [b.where(
-           b.logical_and(b.gt(x, min_val), b.lt(x, max_val)), ct, 0.0)],
+       vjp=lambda b, ct, x, out, *, min_val, max_val: [zero_slope_dep(b, b.where(
+           b.logical_or(b.le(x, min_val), b.ge(x, max_val)), 0.0, ct), x)],
        attrs=(("min_val", -1.0, K.FLOAT), ("max_val", 1.0, K.FLOAT)), canon=_hardtanh_canon,
        ref="torch.nn.functional.hardtanh")
 

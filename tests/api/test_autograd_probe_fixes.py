@@ -182,3 +182,62 @@ def test_inplace_on_a_view_of_a_computed_dual_unchanged():
         e = d * 1
         e[1:].mul_(4)
         assert _tan(e) == [1., 4., 4.] and _tan(d) == [1., 1., 1.]
+
+
+# ---- 3. create_graph gradients of piecewise-linear ops require grad (second derivative 0) ----
+
+import tracegrad.nn.functional as F  # noqa: E402
+
+_X = [1.5, -2., 0.5, 3.]
+
+
+@pytest.mark.parametrize("f, want", [
+    (lambda x: x.relu(), [1., 0., 1., 1.]),            # torch: ThresholdBackwardBackward0
+    (lambda x: F.relu(x), [1., 0., 1., 1.]),
+    (lambda x: F.leaky_relu(x, 0.1), [1., 0.1, 1., 1.]),   # LeakyReluBackwardBackward0
+    (lambda x: F.hardtanh(x), [0., 0., 1., 0.]),       # HardtanhBackwardBackward0
+    (lambda x: F.relu6(x), [1., 0., 1., 1.]),          # HardtanhBackwardBackward0
+    (lambda x: F.max_pool1d(x.view(1, 1, 4), 2), [1., 0., 0., 1.]),   # (SqueezeBackward1)
+])
+def test_create_graph_gradient_of_a_piecewise_linear_op_requires_grad(f, want):
+    # torch 2.13: g requires grad, has these values, and grad(g.sum(), x) is zeros
+    x = tg.tensor(_X, requires_grad=True)
+    g, = tg.autograd.grad(f(x).sum(), x, create_graph=True)
+    assert g.requires_grad and g.grad_fn is not None
+    np.testing.assert_allclose(g.detach().numpy(), want, rtol=1e-6)
+    h, = tg.autograd.grad(g.sum(), x)
+    np.testing.assert_array_equal(h.numpy(), [0., 0., 0., 0.])
+
+
+def test_create_graph_relu_family_values_and_edge_cases():
+    # torch 2.13, grad_outputs [1, 2, 3, 4, inf, 6] at x = [1, -2, 0, nan, inf, -inf]:
+    # relu [1, 0, 0, 4, inf, 0], leaky_relu(0.1) [1, .2, .3, .4, inf, .6], hardtanh
+    # [0, 0, 3, 4, 0, 0] (a NaN passes), relu6 [1, 0, 0, 4, 0, 0]; second grads all 0
+    x = tg.tensor([1., -2., 0., float("nan"), float("inf"), -float("inf")], requires_grad=True)
+    go = tg.tensor([1., 2., 3., 4., float("inf"), 6.])
+    for f, want in [(lambda x: x.relu(), [1., 0., 0., 4., np.inf, 0.]),
+                    (lambda x: F.leaky_relu(x, 0.1), [1., .2, .3, .4, np.inf, .6]),
+                    (lambda x: F.hardtanh(x), [0., 0., 3., 4., 0., 0.]),
+                    (F.relu6, [1., 0., 0., 4., 0., 0.])]:
+        g, = tg.autograd.grad(f(x), x, go, create_graph=True)
+        np.testing.assert_allclose(g.detach().numpy(), want, rtol=1e-6)
+        np.testing.assert_array_equal(tg.autograd.grad(g.sum(), x)[0].numpy(), [0.] * 6)
+        g0, = tg.autograd.grad(f(x), x, go)   # the plain backward gives the same values
+        assert not g0.requires_grad
+        np.testing.assert_allclose(g0.numpy(), want, rtol=1e-6)
+
+
+def test_create_graph_through_relu_still_differentiates_its_output():
+    # torch 2.13: g = 2 relu(x) * w-weights; grad((g*g).sum()) [[0, 0, 16, 216], [0, 200, 0, 784]]
+    x = tg.tensor([[1.5, -2., 0.5, 3.], [0., 1., -1., 2.]], requires_grad=True)
+    y = x.relu() ** 2
+    g, = tg.autograd.grad((y * tg.arange(8.).reshape(2, 4)).sum(), x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), [[0., 0., 2., 18.], [0., 10., 0., 28.]])
+    h, = tg.autograd.grad((g * g).sum(), x)
+    np.testing.assert_allclose(h.numpy(), [[0., 0., 16., 216.], [0., 200., 0., 784.]])
+
+
+def test_create_graph_gradgradcheck_relu_family():
+    for f in (lambda x: x.relu(), lambda x: F.leaky_relu(x, 0.2), lambda x: F.hardtanh(x, -0.5, 0.5)):
+        x = tg.tensor([0.3, -0.7, 1.2, -1.9], dtype=tg.float64, requires_grad=True)
+        assert tg.autograd.gradgradcheck(f, (x,))
