@@ -68,7 +68,10 @@ class _InplaceMethods:
         tracer = local.tracer
         before = tracer.value_of(owner) if tracer is not None and owner._requires_grad else None
         if base is None:
-            if grad_on and result.grad_fn is None and self._requires_grad:
+            # an overwrite (fill_, zero_, copy_ ...; copy_ also from a source with history)
+            # keeps torch's node with a zero gradient to the old value (CopyBackwards: zeros)
+            if grad_on and ((result.grad_fn is None and self._requires_grad)
+                            or (name == "copy_" and (self._requires_grad or result._requires_grad))):
                 result = _views.cut_history(self, result, name)
             self._assign(result)
         else:

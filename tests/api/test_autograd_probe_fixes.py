@@ -241,3 +241,50 @@ def test_create_graph_gradgradcheck_relu_family():
     for f in (lambda x: x.relu(), lambda x: F.leaky_relu(x, 0.2), lambda x: F.hardtanh(x, -0.5, 0.5)):
         x = tg.tensor([0.3, -0.7, 1.2, -1.9], dtype=tg.float64, requires_grad=True)
         assert tg.autograd.gradgradcheck(f, (x,))
+
+
+# ---- 4. copy_ from a source with history gives the old value a zero gradient ------------------
+
+@pytest.mark.parametrize("src_grad", [True, False])
+def test_copy_into_a_non_leaf_gives_zeros_to_its_history(src_grad):
+    # torch 2.13: y = x * 5; y.copy_(w); y.sum().backward() -> x.grad [0, 0] (CopyBackwards
+    # passes zeros to self), w.grad [1, 1] (None without requires_grad); y.copy_(w[:1])
+    # (broadcast) -> x.grad [0, 0], w.grad [2, 0]
+    x = tg.ones(2, requires_grad=True)
+    w = tg.tensor([3., 4.], requires_grad=src_grad)
+    y = x * 5
+    y.copy_(w)
+    assert y.grad_fn.name() == "torch::autograd::CopyBackwards"
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0., 0.])
+    if src_grad:
+        np.testing.assert_array_equal(w.grad.numpy(), [1., 1.])
+    else:
+        assert w.grad is None
+    x = tg.ones(2, requires_grad=True)
+    w = tg.tensor([3., 4.], requires_grad=src_grad)
+    y = x * 5
+    y.copy_(w[:1])
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0., 0.])
+    if src_grad:
+        np.testing.assert_array_equal(w.grad.numpy(), [2., 0.])
+
+
+def test_copy_into_a_tensor_without_grad_from_one_with():
+    # torch 2.13: y = zeros(2); y.copy_(w) -> CopyBackwards, requires grad; (y*y).sum()
+    # -> w.grad [2, 4]; a view's copy_ keeps CopySlices (x.grad [0, 5], w.grad [1, 0])
+    y = tg.zeros(2)
+    w = tg.tensor([1., 2.], requires_grad=True)
+    y.copy_(w)
+    assert y.requires_grad and y.grad_fn.name() == "torch::autograd::CopyBackwards"
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [2., 4.])
+    x = tg.ones(2, requires_grad=True)
+    w = tg.tensor([3., 4.], requires_grad=True)
+    y = x * 5
+    y[:1].copy_(w[:1])
+    assert y.grad_fn.name() == "torch::autograd::CopySlices"
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0., 5.])
+    np.testing.assert_array_equal(w.grad.numpy(), [1., 0.])
