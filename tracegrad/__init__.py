@@ -42,6 +42,7 @@ from ._surface_more import (atleast_1d, atleast_2d, atleast_3d, bincount,  # noq
 from ._surface_ops4 import (deg2rad_, float_power, index_put, index_put_,  # noqa: E402
                             ldexp_, rad2deg_)
 from ._surface_names import max, mean, min, pow, prod, sum  # noqa: E402,A004  (node names)
+from . import _surface_misc  # noqa: E402,F401  (_is_view, is_conj, resize_, sum_to_size(*size))
 
 _add_registry_methods()   # after the methods Tensor spells itself (they take precedence)
 _inplace_math.install()   # after the registry methods: it wraps them

@@ -10,17 +10,26 @@ pytree keeps its structure).  `jvp` runs forward-mode AD
 torch.func they are not "functorch levels": `jvp` cannot be nested in `jvp`
 (one dual level at a time, as torch.autograd.forward_ad), and `vjp`/`grad`
 record on the ordinary tape (they compose with `tg.autograd.grad` around
-them, which is how ``grad(grad(f))`` works here).  No ``vmap``.
+them, which is how ``grad(grad(f))`` works here).  ``jacrev``/``jacfwd``/``hessian``
+are `tg.autograd.functional`'s jacobian and hessian under torch.func's signatures.
+
+``vmap`` is a loop, not a batching transform: it calls the function once per index of the
+mapped dim and stacks the results (torch.func.vmap's semantics, in_dims/out_dims/randomness
+included, at the cost of one call per element; tracegrad has no batching rules for its
+eager ops; the batched runs in autograd/batched_run.py batch whole backward programs under
+jax.vmap, which an arbitrary Python function is not).
 """
 from __future__ import annotations
 
-from ._creation import zeros_like
+from ._creation import get_rng_state, set_rng_state, zeros_like
+from ._ops import stack
 from .autograd import forward_ad as fwAD
+from .autograd import functional as _functional
 from .autograd.engine import grad as autograd_grad
 from .autograd.grad_mode import enable_grad
 from .tensor import Tensor
 
-__all__ = ["grad", "jvp", "vjp"]
+__all__ = ["grad", "hessian", "jacfwd", "jacrev", "jvp", "vjp", "vmap"]
 
 
 def _leaves(tree, fn: str, what: str) -> list:
@@ -199,3 +208,172 @@ def grad(func, argnums: int | tuple[int, ...] = 0, has_aux: bool = False):
         res = grads if isinstance(argnums, tuple) else grads[0]
         return (res, _plain(aux, outer)) if has_aux else res
     return grad_fn
+
+
+# ---- jacrev / jacfwd / hessian ------------------------------------------------------------
+def _jacobian_transform(func, argnums, has_aux: bool, fn: str, compute):
+    def wrapper(*args):
+        nums = argnums if isinstance(argnums, tuple) else (argnums,)
+        for n in nums:
+            if not (-len(args) <= n < len(args)) or not isinstance(args[n], Tensor):
+                raise RuntimeError(f"{fn}: argnums {n} does not name a tensor among the "
+                                   f"{len(args)} arguments")
+        aux = []
+
+        def f(*chosen):
+            xs = list(args)
+            for n, x in zip(nums, chosen):
+                xs[n] = x
+            out, a = _split_aux(func(*xs), has_aux, fn)
+            if not aux:
+                aux.append(a)
+            if isinstance(out, list):
+                out = tuple(out)
+            _leaves(out, fn, "f")
+            return out
+        inputs = tuple(args[n] for n in nums)
+        outer = any(x.requires_grad for x in inputs)
+        jac = compute(f, inputs if isinstance(argnums, tuple) else inputs[0], outer)
+        jac = _plain(jac, outer)
+        return (jac, _plain(aux[0], outer)) if has_aux else jac
+    return wrapper
+
+
+def jacrev(func, argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,
+           chunk_size: int | None = None, _preallocate_and_copy: bool = False):
+    """The Jacobian of `func` by reverse mode (torch.func.jacrev): a function of `func`'s
+    arguments returning, per output, ``out.shape + arg.shape`` tensors (a tuple over
+    `argnums` when it is a tuple; a tuple over outputs when `func` returns one).
+
+    `chunk_size` is accepted for torch's signature (rows are computed one backward each).
+    Raises:
+        RuntimeError: `argnums` names no tensor argument; `func` returns a non-tensor.
+    """
+    return _jacobian_transform(func, argnums, has_aux, "jacrev(f, argnums)(*args)",
+                               lambda f, xs, outer: _functional.jacobian(f, xs,
+                                                                         create_graph=outer))
+
+
+def jacfwd(func, argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *,
+           randomness: str = "error"):
+    """The Jacobian of `func` by forward mode (torch.func.jacfwd): column by column with
+    forward-mode AD; the same structure as `jacrev`.  `randomness` is accepted for
+    torch's signature."""
+    return _jacobian_transform(
+        func, argnums, has_aux, "jacfwd(f, argnums)(*args)",
+        lambda f, xs, outer: _functional.jacobian(f, xs, vectorize=True,
+                                                  strategy="forward-mode"))
+
+
+def hessian(func, argnums: int | tuple[int, ...] = 0):
+    """The Hessian of a scalar `func` (torch.func.hessian, which is
+    ``jacfwd(jacrev(func))``): ``arg.shape + arg.shape`` per argument pair; a tuple of
+    tuples when `argnums` is a tuple."""
+    return _jacobian_transform(func, argnums, False, "hessian(f, argnums)(*args)",
+                               lambda f, xs, outer: _functional.hessian(f, xs,
+                                                                        create_graph=outer))
+
+
+# ---- vmap ---------------------------------------------------------------------------------
+def _map_dims(tree, dims, fn: str):
+    """``[(tensor, dim or None)]`` for the leaves of `tree` under the in_dims `dims` (an int
+    or None for the whole subtree, else the subtree's own structure)."""
+    if isinstance(tree, Tensor):
+        if dims is not None and not isinstance(dims, int):
+            raise ValueError(f"{fn}: in_dim for a tensor must be an int or None, got {dims!r}")
+        return [(tree, dims)]
+    if isinstance(tree, (tuple, list)):
+        if isinstance(dims, (tuple, list)):
+            if len(dims) != len(tree):
+                raise ValueError(f"{fn}: in_dims is not compatible with the structure of "
+                                 f"`inputs`: {len(dims)} in_dims for {len(tree)} values")
+            return [p for x, d in zip(tree, dims) for p in _map_dims(x, d, fn)]
+        return [p for x in tree for p in _map_dims(x, dims, fn)]
+    if isinstance(tree, dict):
+        if isinstance(dims, dict):
+            return [p for k in tree for p in _map_dims(tree[k], dims.get(k), fn)]
+        return [p for k in tree for p in _map_dims(tree[k], dims, fn)]
+    return [(tree, None)]   # a Python value: passed to every call as it is
+
+
+def _rebuild_any(tree, leaves):
+    if isinstance(tree, Tensor) or not isinstance(tree, (tuple, list, dict)):
+        return next(leaves)
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_rebuild_any(x, leaves) for x in tree)
+    return {k: _rebuild_any(v, leaves) for k, v in tree.items()}
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *,
+         chunk_size: int | None = None):
+    """`func` mapped over a dim of its inputs (torch.func.vmap), as a loop.
+
+    ``vmap(f, in_dims, out_dims)(*args)`` calls ``f`` once per index ``i`` of the mapped
+    dim, with each mapped tensor ``x`` replaced by ``x.select(in_dim, i)`` (an ``in_dim``
+    of None passes the argument whole), and stacks each output tensor along ``out_dims``.
+    Not vectorized: one call per element, so ``f`` may use anything (Python control flow
+    on values included, which torch's vmap refuses); gradients flow through the slices and
+    the stack.  ``in_dims``: an int or None for every argument, or a tuple with one entry per
+    argument (nested as the argument for tuples/lists/dicts).  ``out_dims``: an int, or a
+    tuple with one per output.  ``randomness``: "error" (torch's RuntimeError when ``f``
+    draws random numbers), "different" (each call draws its own) or "same" (each call
+    starts from the same generator state).  ``chunk_size`` is accepted and changes nothing.
+
+    Raises:
+        ValueError: mapped sizes differ, nothing is mapped, an in_dim is out of range, or a
+            bad `randomness` (torch's messages).
+        RuntimeError: ``randomness="error"`` and ``f`` drew random numbers.
+    """
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+    name = getattr(func, "__name__", repr(func))
+
+    def wrapped(*args, **kwargs):
+        fn = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
+        if isinstance(in_dims, (tuple, list)) and len(in_dims) != len(args):
+            raise ValueError(f"{fn}: in_dims is not compatible with the structure of `inputs`. "
+                             f"in_dims has structure {len(in_dims)} but inputs has structure "
+                             f"{len(args)}.")
+        pairs = _map_dims(args, in_dims if isinstance(in_dims, (tuple, list))
+                          else (in_dims,) * len(args), fn)
+        sizes = []
+        for x, d in pairs:
+            if d is None or not isinstance(x, Tensor):
+                continue
+            if not -x.ndim <= d < max(x.ndim, 1) or x.ndim == 0:
+                raise ValueError(f"{fn}: Got in_dim={d} for an input but the input is of type "
+                                 f"Tensor with {x.ndim} dims. We cannot vmap over dim {d} for "
+                                 f"this input")
+            sizes.append(x.shape[d])
+        if not sizes:
+            raise ValueError(f"{fn}: There are no tensors to vmap over. in_dims={in_dims} "
+                             "maps no dimension of any tensor input")
+        if len(set(sizes)) != 1:
+            raise ValueError(f"{fn}: Expected all tensors to have the same size in the mapped "
+                             f"dimension, got sizes {sizes} for the mapped dimension")
+        state = get_rng_state() if randomness != "different" else None
+        results = []
+        for i in range(sizes[0]):
+            if randomness == "same":
+                set_rng_state(state)
+            sliced = [x.select(d, i) if d is not None and isinstance(x, Tensor) else x
+                      for x, d in pairs]
+            results.append(func(*_rebuild_any(args, iter(sliced)), **kwargs))
+            if randomness == "error" and i == 0 and \
+                    not bool((get_rng_state() == state).all()):
+                set_rng_state(state)   # as if nothing had been drawn
+                raise RuntimeError("vmap: called random operation while in randomness error "
+                                   "mode. Please either use the 'same' or 'different' "
+                                   "randomness flags on vmap or perform the randomness "
+                                   "operation out of vmap")
+        first = results[0]
+        outs = _leaves(first, "vmap", "f")
+        dims = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(outs)
+        if len(dims) != len(outs):
+            raise ValueError(f"{fn}: out_dims is not compatible with the structure of "
+                             f"`outputs`: {len(dims)} out_dims for {len(outs)} outputs")
+        per_call = [_leaves(r, "vmap", "f") for r in results]
+        stacked = [stack([c[k] for c in per_call], dim=d) for k, d in enumerate(dims)]
+        return _rebuild(first, iter(stacked))
+    return wrapped

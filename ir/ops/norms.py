@@ -157,3 +157,21 @@ defcomposite("linalg_norm", "A: Tensor, ord=None, dim=None, keepdim=False", _nor
              flags=INTERNAL | COMPLEX, ref="torch.linalg.norm",
              node_name="LinalgVectorNormBackward0",
              cost=NORM)
+
+
+# ---- dist -------------------------------------------------------------------
+def _dist(ops, input, other, p=2):  # noqa: A002
+    """The p-norm of ``input - other`` (torch.dist; broadcast, promoted): ``p`` a number,
+    ``inf`` or ``-inf``; 0 counts the non-zero differences.  The gradient is the norm's (0
+    where the difference is 0, for p = 2, as torch)."""
+    if isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise TypeError(f"dist(): argument 'p' must be a number, not {type(p).__name__}")
+    for t in (input, other):
+        if ops.is_operand(t) and not t.dtype.is_differentiable:   # torch 2.13's text
+            raise DTypeError(f"dist: norm(): input dtype should be either floating point or "
+                             f"complex. Got {t.dtype.name} instead")
+    return ops.norm(ops.sub(input, other), float(p))
+
+
+defcomposite("dist", "input: Tensor, other: Tensor, p=2", _dist,
+             ref="torch.dist (real floating dtypes)", node_inputs=("input", "other"))

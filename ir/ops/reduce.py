@@ -478,6 +478,9 @@ def _sum_to_size(ops, x, size):
     if shape == size:
         return x
     lead = len(shape) - len(size)
+    if lead < 0 or any(s != 1 and s != shape[i + lead] for i, s in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size "   # torch 2.13
+                           f"{{{list(shape)}}}.")
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(size)
                                       if s == 1 and shape[i + lead] != 1)
     out = ops.sum(x, dims, True) if dims else x

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import attr_kinds as K
 from .. import types as T
-from ..errors import ShapeError
+from ..errors import DTypeError, ShapeError
 from ..registry import AUTOCAST_FP32, CHEAP, COMPLEX, INTERNAL, LINEAR, REQUIRED, defop
 from ._common import (accumulate_dtype, accumulate_np_dtype, conj_if_complex, fmt_types, mul_conj,
                       norm_dim)
@@ -122,3 +122,58 @@ defop("linear_scan", "coeff, input", attrs=(("dim", 0, K.DIM), ("reverse", False
       infer=_linear_scan_infer, kernel=_linear_scan_np, kernels={"jax": _linear_scan_jax},
       vjp=_linear_scan_vjp, ref="h[i] = input[i] + coeff[i] * h[i-1] (jax.lax.associative_scan)",
       cost=SCAN)
+
+
+# ---- logcumsumexp ---------------------------------------------------------------------
+def _logcumsumexp_infer(types, *, dim):
+    t = types[0]
+    if not t.dtype.is_floating_point:   # torch 2.13: NotImplementedError for integers
+        raise DTypeError(f'logcumsumexp: "logcumsumexp_out_cpu" not implemented for '
+                         f"{t.dtype.name} ({t}); pass a floating-point tensor")
+    return t
+
+
+def _logcumsumexp_np(xp, x, *, dim):
+    # log(exp(a) + exp(b)) pairwise from the first element: never overflows (NumPy's
+    # logaddexp subtracts the larger operand)
+    return xp.logaddexp.accumulate(x, axis=dim) if x.ndim else x
+
+
+def _logcumsumexp_jax(xp, x, *, dim):
+    from jax import lax  # jax loads on first use (start-up time)
+    return lax.cumlogsumexp(x, axis=dim) if x.ndim else x
+
+
+def _reverse_logcumsumexp(b, v, dim):
+    return _flip(b, b.logcumsumexp(_flip(b, v, dim), dim), dim)
+
+
+def _logcumsumexp_vjp(b, ct, x, out, *, dim):
+    # d x_i = sum_{j >= i} ct_j exp(x_i - out_j), as torch computes it: the positive and
+    # negative parts of ct in log space (log|ct_j| - out_j), reverse-log-cumsum-exp'ed, so
+    # that nothing overflows however large x is
+    if not x.shape:
+        return [ct]
+    w = b.sub(b.log(b.abs(ct)), out)
+    neg_inf = float("-inf")
+    pos = _reverse_logcumsumexp(b, b.where(b.gt(ct, 0.0), w, neg_inf), dim)
+    neg = _reverse_logcumsumexp(b, b.where(b.lt(ct, 0.0), w, neg_inf), dim)
+    return [b.sub(b.exp(b.add(x, pos)), b.exp(b.add(x, neg)))]
+
+
+def _logcumsumexp_jvp(b, t, x, out, *, dim):
+    # d out_i = sum_{j <= i} t_j exp(x_j - out_i), the same split by sign in log space
+    if not x.shape:
+        return t
+    w = b.add(x, b.log(b.abs(t)))
+    neg_inf = float("-inf")
+    pos = b.logcumsumexp(b.where(b.gt(t, 0.0), w, neg_inf), dim)
+    neg = b.logcumsumexp(b.where(b.lt(t, 0.0), w, neg_inf), dim)
+    return b.sub(b.exp(b.sub(pos, out)), b.exp(b.sub(neg, out)))
+
+
+defop("logcumsumexp", "input", attrs=(("dim", REQUIRED, K.DIM),),
+      canon=lambda types, *, dim: {"dim": norm_dim("logcumsumexp", dim, types[0].ndim)},
+      infer=_logcumsumexp_infer, kernel=_logcumsumexp_np, kernels={"jax": _logcumsumexp_jax},
+      vjp=_logcumsumexp_vjp, jvp=_logcumsumexp_jvp, flags=CHEAP, cost=SCAN, autocast={"cuda": AUTOCAST_FP32},
+      ref="torch.logcumsumexp (real floating dtypes; log(sum_{j<=i} exp(x_j)), stable)")

@@ -1,4 +1,5 @@
-"""Ops that pick elements and return (values, indices): sort, argsort, topk, cummax, cummin.
+"""Ops that pick elements and return (values, indices): sort, argsort, topk, cummax, cummin,
+kthvalue.
 
 Each is a multi-output primitive (INTERNAL, ``*_with_indices``) behind a
 torch-named decomposition that returns torch's named tuple (``.values``,
@@ -15,14 +16,15 @@ from collections import namedtuple
 from .. import attr_kinds as K
 from .. import types as T
 from ..builder import with_location
-from ..registry import INTERNAL, defcomposite, defop
+from ..errors import DTypeError
+from ..registry import INTERNAL, REQUIRED, defcomposite, defop
 from . import scatter as _scatter  # noqa: F401  (registers put_along_axis, used by the VJPs)
 from ._common import norm_dim, reduce_shape
 from ._cost import SCAN
 
 # torch.return_types: (values, indices) named tuples.
 RETURN_TYPES = {name: namedtuple(name, ("values", "indices"))
-                for name in ("max", "min", "sort", "topk", "cummax", "cummin")}
+                for name in ("max", "min", "sort", "topk", "cummax", "cummin", "kthvalue")}
 
 
 def _canon_dim(name):
@@ -147,3 +149,45 @@ for _name, _ufunc in (("cummax", "maximum"), ("cummin", "minimum")):
           kernels={"jax": _cum_kernel(_jax_accumulate(_name))}, vjp=_values_vjp, flags=INTERNAL,
           ref=f"torch.{_name}", aten_name=f"aten::{_name}", cost=SCAN)
     defcomposite(_name, "input: Tensor, dim", _cum(_name), ref=f"torch.{_name}")
+
+
+# ---- kthvalue ---------------------------------------------------------------
+def _kthvalue_canon(types, *, k, dim, keepdim):
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise TypeError(f"kthvalue(): argument 'k' must be int, not {type(k).__name__}")
+    return {"k": k, "dim": norm_dim("kthvalue", dim, types[0].ndim), "keepdim": bool(keepdim)}
+
+
+def _kthvalue_infer(types, *, k, dim, keepdim):
+    t = types[0]
+    if t.dtype is T.bool_:
+        raise DTypeError(f'kthvalue: "kthvalue_out_cpu" not implemented for \'Bool\' ({t})')
+    n = t.shape[dim] if t.ndim else 1
+    if not 1 <= k <= n:   # torch 2.13's RuntimeError text
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    shape = reduce_shape(t.shape, (dim,), keepdim) if t.ndim else ()
+    return T.TensorType(shape, t.dtype), T.TensorType(shape, T.int64)
+
+
+def _kthvalue_kernel(xp, x, *, k, dim, keepdim):
+    if x.ndim == 0:
+        return x, xp.zeros((), dtype=xp.int64)
+    order = xp.argsort(x, axis=dim, stable=True)   # NaN sorts last, as torch's largest
+    idx = xp.take(order, xp.asarray([k - 1]), axis=dim).astype(xp.int64)
+    values = xp.take_along_axis(x, idx, axis=dim)
+    if not keepdim:
+        values, idx = xp.squeeze(values, axis=dim), xp.squeeze(idx, axis=dim)
+    return values, idx
+
+
+defop("kthvalue_with_indices", "input",
+      attrs=(("k", REQUIRED, K.INT), ("dim", -1, K.DIM), ("keepdim", False, K.BOOL)),
+      canon=_kthvalue_canon, infer=_kthvalue_infer, kernel=_kthvalue_kernel, flags=INTERNAL,
+      vjp=lambda b, ct, x, values, indices, *, k, dim, keepdim: [
+          scatter_values(b, ct[0], x, indices, dim, keepdim)],
+      ref="torch.kthvalue", aten_name="aten::kthvalue", cost=SCAN)
+defcomposite("kthvalue", "input: Tensor, k, dim=-1, keepdim=False",
+             lambda ops, x, k, dim=-1, keepdim=False: RETURN_TYPES["kthvalue"](
+                 *ops.kthvalue_with_indices(x, k, dim, keepdim)),
+             ref="torch.kthvalue (the k-th smallest along dim: the k-th of a stable sort)",
+             node_inputs=("input",))

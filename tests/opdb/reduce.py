@@ -699,3 +699,82 @@ OPS = [
            differentiable=False, out_dtype=I64, complex_samples=_nonzero_complex,
            error_inputs=lambda: _dim_errors("count_nonzero")),
 ]
+
+
+# ---- kthvalue / logcumsumexp / dist (the torch 2.13 probe) ---------------------------------
+def _kth_samples(rng, dtype):
+    x = _distinct(rng, (2, 3, 4), dtype)
+    out = [Sample((x, 2)), Sample((x, 1, 0)), Sample((x, 3, 1), {"keepdim": True}),
+           Sample((x, 4, -1)), Sample((uniform(rng, (), dtype), 1))]
+    if dtype is F32:
+        out.append(Sample((ints(rng, (3, 4)), 2, 1), dtype=I64))
+    return out
+
+
+def _kth_ref(xp, x, k, dim=-1, keepdim=False):
+    if x.ndim == 0:
+        return x, np.int64(0)
+    idx = xp.take(xp.argsort(x, axis=dim, stable=True), xp.asarray([k - 1]), axis=dim)
+    values = xp.take_along_axis(x, idx, axis=dim)
+    if not keepdim:
+        values, idx = xp.squeeze(values, axis=dim), xp.squeeze(idx, axis=dim)
+    return values, idx.astype(np.int64)
+
+
+def _kth_errors():
+    x = np.ones((2, 3), np.float32)
+    # torch 2.13: RuntimeError "kthvalue(): selected number k out of range for dimension 1"
+    return [ErrorInput((x, 4, 1), RuntimeError, ("kthvalue()", "out of range", "dimension 1")),
+            ErrorInput((x, 0, 1), RuntimeError, ("kthvalue()", "out of range")),
+            ErrorInput((x, 1, 2), IndexError, ("kthvalue", "out of range", "got 2"))]
+
+
+def _lcse_samples(rng, dtype):
+    x = uniform(rng, (2, 3, 4), dtype)
+    big = np.array([[0.0, 80.0, -80.0, 3.0], [1.0, 2.0, 3.0, 4.0]], dtype.numpy)
+    return [Sample((x, 1)), Sample((x, -1)), Sample((x, 0)), Sample((big, 1)),
+            Sample((uniform(rng, (), dtype), 0))]
+
+
+def _lcse_ref(xp, x, dim):
+    if x.ndim == 0:
+        return x
+    if xp is np:
+        return np.logaddexp.accumulate(x, axis=dim)
+    from jax import lax
+    return lax.cumlogsumexp(x, axis=dim)
+
+
+def _dist_samples(rng, dtype):
+    a, b = uniform(rng, (2, 3), dtype), uniform(rng, (2, 3), dtype)
+    return [Sample((a, b)), Sample((a, b), {"p": 1}), Sample((a, b[0]), {"p": 3}),
+            Sample((a, b), {"p": INF}), Sample((a, b), {"p": 1.5})]
+
+
+def _dist_ref(xp, a, b, p=2):
+    d = xp.abs(a - b)
+    if p == INF:
+        return xp.max(d)
+    return xp.sum(d ** p) ** (1.0 / p)
+
+
+OPS_PROBE = [
+    OpInfo("kthvalue", lambda x, *a, **kw: _pair(tg.kthvalue(x, *a, **kw)), _kth_ref,
+           _kth_samples, covers=("kthvalue", "kthvalue_with_indices"), error_inputs=_kth_errors,
+           notes="the gradient goes to the index returned (the k-th of a stable sort; torch's "
+                 "CPU quickselect may pick another of tied values)",
+           point_checks=(
+               Subgradient("kthvalue_ties", "kthvalue", lambda x: tg.kthvalue(x, 2).values,
+                           ([2.0, 1.0, 2.0, 1.0],), ([0.0, 0.0, 0.0, 1.0],),
+                           "all to the returned index: the k-th in a stable sort (index 3 "
+                           "here, as torch 2.13)"),
+           )),
+    OpInfo("logcumsumexp", lambda x, *a, **kw: tg.logcumsumexp(x, *a, **kw), _lcse_ref,
+           _lcse_samples, error_inputs=lambda: _dim_errors("logcumsumexp") + [
+               ErrorInput((np.ones((3,), np.int64), 0), TypeError, ("logcumsumexp", "i64[3]"))]),
+    OpInfo("dist", lambda a, b, **kw: tg.dist(a, b, **kw), _dist_ref, _dist_samples,
+           notes="p=2: 0 where input == other (the norm's gradient at 0)",
+           error_inputs=lambda: [ErrorInput((np.ones((3,), np.int64), np.ones((3,), np.int64)),
+                                            TypeError, ("dist", "floating point"))]),
+]
+OPS.extend(OPS_PROBE)
