@@ -88,7 +88,8 @@ class _InplaceMethods:
             if base_fw is not None:   # the base's own tangent (if any) is not the one written
                 base._fw = base_fw[0]
         if mark is not None and owner.grad_fn is not None:
-            _views.rebase_saved_versions(owner.grad_fn, self._vc, old, self._vc[0], mark)
+            fresh = result._vc if result._base is None and result.grad_fn is not None else None
+            _views.rebase_saved_versions(owner.grad_fn, self._vc, old, self._vc[0], mark, fresh)
         if before is not None and owner.grad_fn is kept:   # tg.compile: the graph sees it too
             tracer.untracked_write(owner, before)
         if kept is not None and owner.grad_fn is kept:   # an untracked write (no_grad)

@@ -111,12 +111,18 @@ def _refresh_view(base: Tensor, v: Tensor) -> None:
         v.retain_grad()
 
 
-def rebase_saved_versions(root, box: list, old: int, new: int, mark: int) -> None:
+def rebase_saved_versions(root, box: list, old: int, new: int, mark: int,
+                          result_box: list | None = None) -> None:
     """After an in-place op bumped `box` from `old` to `new`: the nodes that op itself
     recorded (seq >= `mark`, reachable from `root`) read the pre-mutation value, which
     stays valid (values are immutable) whatever later writes do, so their records move to a
     counter of their own at `new` that nothing bumps (``y.sin_(); y.mul_(2)`` then backprops,
     as in torch, which saves the original value of an in-place op's input).
+
+    `result_box` is the counter of the op's result, a fresh tensor whose value the written
+    tensor took: what those nodes recorded of it (an output ``sigmoid_`` / ``exp_`` saves)
+    is the written tensor at `new`, so it moves to `box` at `new`, and a later write raises
+    torch's version error when a backward needs it (``y.sigmoid_(); y.tanh_()``).
     """
     private = [new]
     stack, seen = [root], set()
@@ -125,7 +131,8 @@ def rebase_saved_versions(root, box: list, old: int, new: int, mark: int) -> Non
         if not isinstance(n, TapeNode) or n.seq < mark or id(n) in seen:
             continue
         seen.add(id(n))
-        n.versions = tuple((private, new) if b is box and v == old else (b, v)
+        n.versions = tuple((private, new) if b is box and v == old else
+                           (box, new) if b is result_box else (b, v)
                            for b, v in n.versions)
         stack.extend(e[0] for e in n.edges if e is not None)
 
