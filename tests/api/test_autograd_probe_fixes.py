@@ -336,3 +336,46 @@ def test_inplace_chains_raise_where_torch_does(chain, ok):
     else:
         y.sum().backward()
         np.testing.assert_allclose(x.grad.numpy(), ok, rtol=1e-5)
+
+
+_COMPLEX_MISMATCH = ("For complex Tensors, both grad_output and output are required to have the "
+                     "same dtype. Mismatch in dtype: grad_output[0] has a dtype of torch.{} and "
+                     "output[0] has a dtype of torch.{}.")
+
+
+def test_complex_output_with_a_real_grad_output_raises():
+    # torch 2.13: this RuntimeError for backward and grad, both directions; a complex128
+    # gradient for a complex64 output is fine (converted)
+    z = tg.tensor([1 + 1j], requires_grad=True)
+    msg = _COMPLEX_MISMATCH.format("float32", "complex64").replace("[", r"\[").replace("]", r"\]")
+    with pytest.raises(RuntimeError, match=msg.replace(".", r"\.")):
+        (z * 2).backward(tg.ones(1))
+    with pytest.raises(RuntimeError, match="Mismatch in dtype: grad_output"):
+        tg.autograd.grad(z * 2, z, tg.ones(1))
+    x = tg.ones(1, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"grad_output\[0\] has a dtype of torch\.complex64 and "
+                                           r"output\[0\] has a dtype of torch\.float32"):
+        (x * 2).backward(tg.ones(1, dtype=tg.complex64))
+    (z * 2).backward(tg.ones(1, dtype=tg.complex128))
+    np.testing.assert_allclose(z.grad.numpy(), [2 + 0j])
+
+
+def test_functional_jacobian_of_a_complex_output_raises():
+    # torch 2.13: "grad can be implicitly created only for real scalar outputs but got
+    # torch.complex64" from jacobian (reverse mode, rows), vjp without v, hessian, vhp;
+    # jacobian(vectorize=True) gives [[2+0j]], vjp with v and real outputs work
+    F_ = tg.autograd.functional
+    z = tg.tensor([1 + 2j])
+    for call in (lambda: F_.jacobian(lambda z: z * 2, z),
+                 lambda: F_.jacobian(lambda z: (z.abs(), z * 2), z),
+                 lambda: F_.vjp(lambda z: z * 2, z),
+                 lambda: F_.hessian(lambda z: (z * z).sum(), z),
+                 lambda: F_.vhp(lambda z: (z * z).sum(), z, tg.ones(1, dtype=tg.complex64))):
+        with pytest.raises(RuntimeError, match="grad can be implicitly created only for real "
+                                               "scalar outputs but got complex64"):
+            call()
+    np.testing.assert_allclose(F_.jacobian(lambda z: z * 2, z, vectorize=True).numpy(), [[2 + 0j]])
+    _, v = F_.vjp(lambda z: z * 2, z, tg.ones(1, dtype=tg.complex64))
+    np.testing.assert_allclose(v.numpy(), [2 + 0j])
+    np.testing.assert_allclose(F_.jacobian(lambda z: z.abs(), z).numpy(),
+                               [[0.4472136 + 0.8944272j]], rtol=1e-6)

@@ -89,6 +89,13 @@ def run_graph_on_tensors(g: Graph, inputs: list[Tensor], tape: list[TapeNode] = 
     return [env[id(v)] for v in g.outputs]
 
 
+def implicit_complex_error(t: Tensor) -> str:
+    """torch's message for an implicit gradient (ones) of a complex output (torch 2.13 names
+    the dtype ``torch.complex64``; ours ``complex64``, with a hint)."""
+    return (f"grad can be implicitly created only for real scalar outputs but got "
+            f"{t.dtype.name}; take .real, .abs() or pass `gradient=`")
+
+
 def _root_cotangents(tensors, grad_tensors) -> list:
     if grad_tensors is None:
         grad_tensors = [None] * len(tensors)
@@ -108,9 +115,7 @@ def _root_cotangents(tensors, grad_tensors) -> list:
                                    f"(got a tensor of shape {list(t.shape)}); pass `gradient=` "
                                    "with the same shape as the output")
             if t.dtype.is_complex:
-                raise RuntimeError(f"grad can be implicitly created only for real scalar "
-                                   f"outputs but got {t.dtype.name}; take .real, .abs() or "
-                                   "pass `gradient=`")
+                raise RuntimeError(implicit_complex_error(t))
             if _state.local.tracer is None and isinstance(t._data, np.ndarray):
                 g = Tensor(np.ones(t._data.shape, t._data.dtype))   # full(shape, 1): quicker
             else:
@@ -118,6 +123,11 @@ def _root_cotangents(tensors, grad_tensors) -> list:
         else:
             if not isinstance(g, Tensor):
                 g = tensor(g, dtype=t.dtype)
+            elif g.dtype.is_complex != t.dtype.is_complex:   # torch's _make_grads
+                raise RuntimeError(f"For complex Tensors, both grad_output and output are "
+                                   f"required to have the same dtype. Mismatch in dtype: "
+                                   f"grad_output[{i}] has a dtype of torch.{g.dtype.name} and "
+                                   f"output[{i}] has a dtype of torch.{t.dtype.name}.")
             if g.shape != t.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{list(g.shape)} and output[{i}] has a shape of {list(t.shape)}"

@@ -41,6 +41,7 @@ from . import forward_ad as fwAD
 from .functional_args import (_check_v, _default_v, _finish, _grad, _prepare,
                               _require_outputs_grad, _tupled, _untupled, _zeros_for_none)
 from .grad_mode import enable_grad, no_grad, set_grad_enabled
+from .engine import implicit_complex_error
 from .batched_run import _VMAPPED  # noqa: F401
 from .jacobian_batched import _JVP_PROGRAMS, _jacfwd, _jacrev_batched  # noqa: F401
 from .._creation import zeros_like
@@ -73,6 +74,8 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         out_tuple, outputs = _tupled(func(*inputs), "outputs of the user-provided function",
                                      "vjp")
         _require_outputs_grad(outputs, strict)
+        if v is None:
+            _no_implicit_complex(outputs)
         v = _default_v(outputs, "output") if v is None else \
             _check_v(v, outputs, out_tuple, "vjp")
     with set_grad_enabled(create_graph or _state.local.grad_enabled):
@@ -193,8 +196,17 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
     return _untupled(_finish(jac, create_graph), (out_tuple, in_tuple))
 
 
+def _no_implicit_complex(outputs: tuple) -> None:
+    """torch's error where it differentiates each output element with an implicit gradient
+    (the rows of a reverse-mode Jacobian, ``vjp`` without `v`): a complex output has none."""
+    for o in outputs:
+        if o.requires_grad and o.dtype.is_complex:
+            raise RuntimeError(implicit_complex_error(o))
+
+
 def _jacrev_rows(outputs: tuple, inputs: tuple, create_graph: bool, strict: bool) -> tuple:
     """One backward per output element, each with a one-hot cotangent (one cached program)."""
+    _no_implicit_complex(outputs)   # torch's rows are implicit gradients of each element
     jac = []
     for i, out in enumerate(outputs):
         rows: list[list] = [[] for _ in inputs]
