@@ -379,3 +379,40 @@ def test_functional_jacobian_of_a_complex_output_raises():
     np.testing.assert_allclose(v.numpy(), [2 + 0j])
     np.testing.assert_allclose(F_.jacobian(lambda z: z.abs(), z).numpy(),
                                [[0.4472136 + 0.8944272j]], rtol=1e-6)
+
+
+_REENTRANT = ("When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
+              "passing an `inputs` parameter to .backward(). To resolve this error, you can "
+              "either set use_reentrant=False, or call .backward() without passing the `inputs` "
+              "argument.")
+
+
+def test_reentrant_checkpoint_refuses_grad_and_backward_inputs():
+    # torch 2.13: this RuntimeError from grad() and backward(inputs=...) when the checkpoint's
+    # node runs; backward() and the non-reentrant variant work; a grad() whose inputs do not
+    # reach the checkpoint gives its gradient (ones)
+    from tracegrad.utils.checkpoint import checkpoint
+    x = tg.randn(2, 2, requires_grad=True)
+    w = tg.randn(2, 2, requires_grad=True)
+
+    def f(a, b):
+        return (a @ b).sin()
+
+    out = checkpoint(f, x, w, use_reentrant=True)
+    with pytest.raises(RuntimeError) as e:
+        tg.autograd.grad(out.sum(), x)
+    assert _REENTRANT in str(e.value)
+    out = checkpoint(f, x, w, use_reentrant=True)
+    with pytest.raises(RuntimeError) as e:
+        out.sum().backward(inputs=[x])
+    assert _REENTRANT in str(e.value)
+    assert tg.autograd._is_checkpoint_valid()
+    out = checkpoint(f, x, w, use_reentrant=True)
+    out.sum().backward()
+    want = x.grad.clone()
+    out = checkpoint(f, x, w, use_reentrant=False)
+    np.testing.assert_allclose(tg.autograd.grad(out.sum(), x)[0].numpy(), want.numpy(), rtol=1e-6)
+    y = x * 2
+    out = checkpoint(f, x, w, use_reentrant=True)
+    g, = tg.autograd.grad(y.sum() + out.sum(), y)
+    np.testing.assert_array_equal(g.numpy(), np.ones((2, 2)))

@@ -4,7 +4,7 @@ from . import profiler  # noqa: F401  (tg.autograd.profiler.profile, record_func
 from . import forward_ad, functional  # noqa: F401  (tg.autograd.forward_ad.make_dual ...)
 from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                       set_detect_anomaly)
-from .engine import backward, grad
+from .engine import _is_checkpoint_valid, backward, grad  # noqa: F401  (torch's private name)
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference,
                         is_inference_mode_enabled, is_multithreading_enabled, no_grad,

@@ -344,8 +344,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         with profiler.region(profiler.ACCUMULATE):
             _accumulate_with_hooks(t, g, create_graph)
 
-    grads = _differentiate(tensors, cts, targets, retain_graph, create_graph, nodes, w,
-                           all_leaves=inputs is None, accumulate=accumulate)
+    with _checkpoint_validity(inputs is None):
+        grads = _differentiate(tensors, cts, targets, retain_graph, create_graph, nodes, w,
+                               all_leaves=inputs is None, accumulate=accumulate)
     leaf_hooks = graph_mod.LEAF_HOOKS_USED[0]
     for t, g in zip(targets, grads):
         if g is not None and id(t) not in done:
@@ -459,8 +460,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             ``allow_unused`` is False (torch's message).
     """
     if is_grads_batched:
-        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
-                             allow_unused, materialize_grads)
+        with _checkpoint_validity(False):
+            return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                                 allow_unused, materialize_grads)
     if isinstance(outputs, Tensor):
         outputs = [outputs]
     single = isinstance(inputs, Tensor)
@@ -477,8 +479,34 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError(f"grad: input {i} does not require grad")
     with profiler.region(profiler.GRAPH_ROOT):
         cts = _grad_cotangents(outputs, grad_outputs)
-    grads = _differentiate(outputs, cts, inputs, retain_graph, create_graph)
+    with _checkpoint_validity(False):
+        grads = _differentiate(outputs, cts, inputs, retain_graph, create_graph)
     return _finished(inputs, grads, allow_unused, materialize_grads, create_graph)
+
+
+class _checkpoint_validity:
+    """While a backward runs: whether a reentrant checkpoint may run its own backward inside
+    it (torch's ``_is_checkpoint_valid``: not under ``grad()`` or ``backward(inputs=...)``,
+    which would need the gradients of only some inputs of the recomputed region)."""
+
+    __slots__ = ("valid", "outer")
+
+    def __init__(self, valid: bool):
+        self.valid = valid
+
+    def __enter__(self):
+        local = _state.local
+        self.outer = getattr(local, "checkpoint_valid", True)
+        local.checkpoint_valid = self.valid
+
+    def __exit__(self, *exc):
+        _state.local.checkpoint_valid = self.outer
+        return False
+
+
+def _is_checkpoint_valid() -> bool:
+    """torch.autograd._is_checkpoint_valid: False inside ``grad()`` and ``backward(inputs=)``."""
+    return getattr(_state.local, "checkpoint_valid", True)
 
 
 def _finished(inputs, grads, allow_unused, materialize_grads, create_graph) -> tuple:

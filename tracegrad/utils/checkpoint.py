@@ -8,7 +8,7 @@ import warnings
 import weakref
 
 from .. import _creation, _ops, _state, amp
-from ..autograd.engine import backward as autograd_backward, current_graph_task_id
+from ..autograd.engine import _is_checkpoint_valid, backward as autograd_backward, current_graph_task_id
 from ..autograd.saved_hooks import saved_tensors_hooks
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
@@ -45,6 +45,12 @@ class _Checkpoint(Function):
 
     @staticmethod
     def backward(ctx, grad_out):
+        if not _is_checkpoint_valid():   # torch 2.13's error
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
+                "passing an `inputs` parameter to .backward(). To resolve this error, you can "
+                "either set use_reentrant=False, or call .backward() without passing the "
+                "`inputs` argument.")
         inputs = [t.detach().requires_grad_(t.requires_grad) for t in ctx.saved_tensors]
         outer = None
         if ctx.rng_state is not None:
