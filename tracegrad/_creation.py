@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
+import warnings
 
 import numpy as np
 
@@ -142,6 +144,25 @@ def _wide_ints(arr: np.ndarray, dtype) -> np.ndarray:
     raise ValueError("tensor: Overflow when unpacking long long")
 
 
+COPY_CONSTRUCT_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).")
+
+
+def _copy_construct_warning() -> None:
+    """torch 2.13's UserWarning for ``tensor(a_tensor)`` (``Tensor.new_tensor`` names itself),
+    at the user's line."""
+    f, level, msg = sys._getframe(0), 1, COPY_CONSTRUCT_WARNING
+    while f is not None:
+        name = f.f_globals.get("__name__", "")
+        if name != "tracegrad" and not name.startswith("tracegrad."):
+            break
+        if f.f_code.co_name == "new_tensor":
+            msg = COPY_CONSTRUCT_WARNING.replace("torch.tensor(", "tensor.new_tensor(")
+        f, level = f.f_back, level + 1
+    warnings.warn(msg, UserWarning, stacklevel=level)
+
+
 def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """A new leaf tensor holding a copy of `data` (torch.tensor).
 
@@ -159,6 +180,7 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
     dtype = dtype_arg("tensor", dtype)
     requires_grad = bool_arg("tensor", "requires_grad", requires_grad)
     if isinstance(data, Tensor):
+        _copy_construct_warning()
         data = data._concrete("tensor(tensor)")
         arr = np.array(data)
         dt = T.from_numpy(arr.dtype)
@@ -214,9 +236,12 @@ def from_numpy(arr: np.ndarray) -> Tensor:
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """`data` itself when it is a tensor and no dtype is asked for, else `tensor(data, dtype)`
-    (torch.as_tensor; a NumPy array is copied here, torch shares it)."""
+    (torch.as_tensor; a NumPy array is copied here, torch shares it); a tensor of another
+    dtype is converted, keeping its history, as torch."""
     check_device("as_tensor", device)
-    return data if isinstance(data, Tensor) and dtype is None else tensor(data, dtype)
+    if isinstance(data, Tensor):   # torch: the tensor itself, or its .to(dtype) (with history)
+        return data if dtype is None else data.to(dtype_arg("as_tensor", dtype))
+    return tensor(data, dtype)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False,

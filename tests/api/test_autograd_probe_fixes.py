@@ -416,3 +416,30 @@ def test_reentrant_checkpoint_refuses_grad_and_backward_inputs():
     out = checkpoint(f, x, w, use_reentrant=True)
     g, = tg.autograd.grad(y.sum() + out.sum(), y)
     np.testing.assert_array_equal(g.numpy(), np.ones((2, 2)))
+
+
+_COPY_WARNING = ("To copy construct from a tensor, it is recommended to use "
+                 "sourceTensor.detach().clone() or sourceTensor.detach().clone()"
+                 ".requires_grad_(True), rather than {}(sourceTensor).")
+
+
+@pytest.mark.parametrize("src_grad", [False, True])
+def test_tensor_of_a_tensor_warns(src_grad):
+    # torch 2.13: UserWarning (these texts) for tensor(t) and t.new_tensor(t), whether or not
+    # t requires grad, at the caller's line; the copy does not require grad; as_tensor does
+    # not warn (as_tensor(t, dtype) keeps t's history: ToCopyBackward0)
+    import warnings
+    src = tg.ones(2, requires_grad=src_grad)
+    with warnings.catch_warnings(record=True) as ws:
+        warnings.simplefilter("always")
+        t = tg.tensor(src)
+        n = src.new_tensor(src)
+        tg.as_tensor(src)
+        a = tg.as_tensor(src, dtype=tg.float64)
+        tg.tensor([1., 2.])
+    assert [(w.category, str(w.message)) for w in ws] == [
+        (UserWarning, _COPY_WARNING.format("torch.tensor")),
+        (UserWarning, _COPY_WARNING.format("tensor.new_tensor"))]
+    assert all(w.filename == __file__ for w in ws)
+    assert not t.requires_grad and not n.requires_grad
+    assert a.dtype is tg.float64 and a.requires_grad == src_grad
