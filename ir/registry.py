@@ -164,6 +164,11 @@ class OpDef:
             value of `parent` after its view ``op(parent)`` took the value `child` (an
             in-place write through the view, tracegrad/_views.py), written with frontend
             ops; None: writing through such a view is not supported.
+        view_pieces: for a VIEW op with several outputs (unbind, split), ``view_pieces(
+            shape, i, **attrs)`` (`shape`: the input's): the chain of single-output view ops, ``((op, attrs), ...)``, that
+            makes output `i` from the input: what a view records for replaying itself and
+            writing through to its base (tracegrad/_views.py), so that one node stands for
+            all outputs, as torch's SplitBackward0.
         simplify: ``simplify(b, node, ins) -> Value | None``: an exact algebraic rewrite
             of the op (``x * 1 -> x``, ``permute(permute(x))`` -> one permute) that
             passes/simplify.py applies; builders of the common kinds in ir/ops/_rewrites.py.
@@ -190,6 +195,7 @@ class OpDef:
     view_inverse: Callable | None = None
     attr_kinds: dict = field(default_factory=dict)
     simplify: Callable | None = None
+    view_pieces: Callable | None = None
 
     def __post_init__(self):
         self.aten_name = self.aten_name or f"aten::{self.name}"
@@ -224,7 +230,8 @@ REGISTRY: dict[str, OpDef] = {}
 def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, kernel=None,
           vjp=None, canon=None, flags=0, kernels=None, decomp=None, ref="",
           promote_inputs=None, jvp=None, node_name="", autocast=None, aten_name="",
-          cost=None, fusion=_DERIVED, view_inverse=None, simplify=None) -> OpDef:
+          cost=None, fusion=_DERIVED, view_inverse=None, simplify=None,
+          view_pieces=None) -> OpDef:
     """Declare and register an op; an incomplete declaration is rejected here."""
     if isinstance(inputs, str):
         inputs = tuple(s.strip() for s in inputs.split(",") if s.strip())
@@ -247,12 +254,15 @@ def defop(name: str, inputs: str | tuple[str, ...], *, attrs=(), infer=None, ker
         raise IRError(f"op {name!r}: fusion must be a Fusion or None, got {fusion!r}")
     if view_inverse is not None and not (callable(view_inverse) and flags & VIEW):
         raise IRError(f"op {name!r}: view_inverse must be a rule, and only a VIEW op has one")
+    if view_pieces is not None and not (callable(view_pieces) and flags & VIEW):
+        raise IRError(f"op {name!r}: view_pieces must be a rule, and only a VIEW op has one")
     if simplify is not None and not callable(simplify):
         raise IRError(f"op {name!r}: simplify must be a rule (ir/ops/_rewrites.py), got {simplify!r}")
     op = OpDef(name, inputs, attrs, infer, kernel, vjp, canon, flags,
                dict(kernels or {}), decomp, ref, promote_inputs, jvp=jvp, node_name=node_name,
                autocast=autocast, aten_name=aten_name, cost=cost, fusion=fusion,
-               view_inverse=view_inverse, attr_kinds=kinds, simplify=simplify)
+               view_inverse=view_inverse, attr_kinds=kinds, simplify=simplify,
+               view_pieces=view_pieces)
     REGISTRY[name] = op
     return op
 

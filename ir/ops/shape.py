@@ -331,12 +331,69 @@ def _narrow_to(ops, x, d, start, stop):
     return ops.slice(x, tuple(starts), tuple(stops), (1,) * nd)
 
 
-def _pieces(ops, x, d, sizes):
-    out, start = [], 0
+def _pieces(ops, x, d, sizes, keepdim=True):
+    return tuple(ops.split_pieces(x, d, tuple(sizes), keepdim))
+
+
+# ---- split_pieces: the outputs of split / chunk / unbind, one node ---------------------------
+# torch records one backward node for all of a split's outputs (SplitBackward0, output_nr
+# 0, 1, ...; a hook of an output no op used is called with None); each output is a view
+# whose chain (`view_pieces`) is the slice (unbind: and the reshape dropping the dim) that
+# makes it alone, for replays and writes through it.
+def _pieces_bounds(sizes):
+    start = 0
     for s in sizes:
-        out.append(_narrow_to(ops, x, d, start, start + s))
+        yield start, start + s
         start += s
-    return tuple(out)
+
+
+def _split_pieces_infer(types, *, dim, sizes, keepdim):
+    t = types[0]
+    if not 0 <= dim < t.ndim:
+        raise ShapeError(f"split_pieces: dim {dim} out of range for {t}")
+    if any(s < 0 for s in sizes) or sum(sizes) != t.shape[dim]:
+        raise ShapeError(f"split_pieces: sizes {tuple(sizes)} must be non-negative and sum to "
+                         f"the size of dim {dim} of {t}")
+    if not keepdim and any(s != 1 for s in sizes):
+        raise ShapeError(f"split_pieces: keepdim=False (unbind) takes pieces of size 1, got "
+                         f"{tuple(sizes)}")
+    rest = t.shape[:dim] + t.shape[dim + 1:]
+    return tuple(T.TensorType(t.shape[:dim] + (s,) + t.shape[dim + 1:] if keepdim else rest,
+                              t.dtype) for s in sizes)
+
+
+def _split_pieces_kernel(xp, x, *, dim, sizes, keepdim):
+    lead = (slice(None),) * dim
+    return tuple(x[lead + ((slice(a, b),) if keepdim else (a,))] for a, b in _pieces_bounds(sizes))
+
+
+def _split_pieces_vjp(b, ct, x, *outs, dim, sizes, keepdim):
+    cts = ct if isinstance(ct, tuple) else (ct,)   # zeros where an output got no cotangent
+    if not keepdim:
+        shape = x.shape[:dim] + (1,) + x.shape[dim + 1:]
+        cts = tuple(b.reshape(c, shape) for c in cts)
+    return [cts[0] if len(cts) == 1 else b.cat(list(cts), dim=dim)]
+
+
+def _split_pieces_view_pieces(shape, i, *, dim, sizes, keepdim):
+    a, b = list(_pieces_bounds(sizes))[i]
+    nd = len(shape)
+    starts, stops = [0] * nd, list(shape)
+    starts[dim], stops[dim] = a, b
+    chain = (("slice", {"starts": tuple(starts), "stops": tuple(stops), "steps": (1,) * nd}),)
+    if not keepdim:
+        chain += (("reshape", {"shape": tuple(shape[:dim]) + tuple(shape[dim + 1:])}),)
+    return chain
+
+
+defop("split_pieces", "input", attrs=(("dim", None, K.DIM), ("sizes", None, K.INTS),
+                                      ("keepdim", True, K.BOOL)),
+      canon=lambda types, *, dim, sizes, keepdim: {
+          "dim": norm_dim("split", dim, types[0].ndim), "sizes": tuple(sizes),
+          "keepdim": bool(keepdim)},
+      infer=_split_pieces_infer, kernel=_split_pieces_kernel, vjp=_split_pieces_vjp,
+      jvp=LINEAR, flags=SHAPE | INTERNAL, view_pieces=_split_pieces_view_pieces,
+      ref="torch.split / torch.unbind (the outputs)", aten_name="aten::split_with_sizes")
 
 
 def _narrow(ops, x, dim, start, length):
@@ -388,8 +445,7 @@ def _chunk(ops, x, chunks, dim=0):
 
 def _unbind(ops, x, dim=0):
     d, n = _dim_size(ops, "unbind", x, dim)
-    rest = tuple(x.shape[:d]) + tuple(x.shape[d + 1:])
-    return tuple(ops.reshape(_narrow_to(ops, x, d, i, i + 1), rest) for i in range(n))
+    return _pieces(ops, x, d, [1] * n, keepdim=False) if n else ()
 
 
 def _movedim(ops, x, source, destination):

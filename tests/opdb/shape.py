@@ -730,7 +730,8 @@ OPS = [
     OpInfo("narrow", tg.narrow, _narrow_ref, _narrow_samples, error_inputs=_narrow_errors,
            complex_samples=2),
     OpInfo("split", lambda x, *a: tg.split(x, *a), _split_ref, _split_samples,
-           error_inputs=_split_errors, complex_samples=2),
+           error_inputs=_split_errors, complex_samples=2,
+           covers=("split", "split_pieces")),   # the primitive all four emit (one node)
     OpInfo("split_with_sizes", lambda x, *a: x.split_with_sizes(*a),
            lambda xp, x, s, dim=0: _pieces_ref(xp, x, list(s), dim), _split_with_sizes_samples,
            error_inputs=_split_with_sizes_errors, complex_samples=2),

@@ -125,8 +125,13 @@ def view_outputs(op, attrs: dict, src: Tensor, datas) -> list:
     """The outputs of view op `op` on `src`: tensors aliasing its base's storage, which
     remembers them (see tracegrad/_views.py)."""
     base = src._base if src._base is not None else src
-    chain = src._view_ops + ((op.name, attrs),)
-    outs = [Tensor(d, base=base, view_ops=chain) for d in datas]
+    if op.view_pieces is None:
+        chain = src._view_ops + ((op.name, attrs),)
+        outs = [Tensor(d, base=base, view_ops=chain) for d in datas]
+    else:   # one node, several views (split): each replays as the single views making it
+        shape = src._type.shape
+        outs = [Tensor(d, base=base, view_ops=src._view_ops + op.view_pieces(shape, i, **attrs))
+                for i, d in enumerate(datas)]
     register_views(op.name, src, base, outs)
     return outs
 
