@@ -546,8 +546,16 @@ defop("stop_gradient", "input", flags=CHEAP | INTERNAL | COMPLEX,
 # a traced in-place write autograd does not see (under no_grad, through .data or detach()):
 # the tensor takes `new`'s value but keeps its history, so the gradient goes to `input`, the
 # value before the write, as eagerly (torch's write into the buffer a grad_fn still owns)
+def _untracked_write_infer(types):
+    x, new = types
+    if new != x:   # the tensor keeps its type: the new value must have it
+        raise ShapeError(f"untracked_write: the new value {new} must have the type of the "
+                         f"tensor written, {x}")
+    return x
+
+
 defop("untracked_write", "input, new", flags=CHEAP | INTERNAL | COMPLEX,
-      infer=lambda types: types[0], kernel=lambda xp, x, new: new,
+      infer=_untracked_write_infer, kernel=lambda xp, x, new: new,
       vjp=lambda b, ct, x, new, out: [ct, None], jvp=lambda b, t, x, new, out: t[0],
       ref="x + jax.lax.stop_gradient(new - x), exactly new (torch: an untracked in-place write)")
 

@@ -212,6 +212,12 @@ REGRESSIONS = [
     "graph @g(%0: f32[3]) {\n  %1: f32[3] = neg(%0)  # #" + "9" * 5000 + "\n  return %1\n}",
     # a key of another type: the cipher ran on any integer words (fuzz seed 2)
     "graph @g(%0: f32[2]) {\n  %1: f32[2] = rng_next_key(%0)\n  return %1\n}",
+    # a new value of another shape: the kernel returned it for the declared type (seed 2)
+    "graph @g(%0: f32[6,2], %1: f32[1,1]) {\n  %2: f32[6,2] = untracked_write(%0, %1)\n"
+    "  return %2\n}",
+    # split_pieces' sizes must cover the dim (the op split/chunk/unbind emit)
+    "graph @g(%0: f32[4,2]) {\n  %1: f32[1,2], %2: f32[1,2] = split_pieces(%0) {dim=0, "
+    "sizes=(1, 1), keepdim=true}\n  return %1\n}",
 ]
 
 
