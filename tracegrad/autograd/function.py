@@ -122,6 +122,12 @@ class BackwardCFunction(TapeNode, FunctionCtx):
     def _fields_saved(self) -> dict:
         return {}
 
+    def apply(self, *args):
+        """Call the Function's ``backward`` (or ``vjp``) with this node as ``ctx`` and `args` as
+        the output gradients, as torch's ``BackwardCFunction.apply``: no materialising, shape
+        fitting or checks, the result as ``backward`` returns it (recorded if grad mode is on)."""
+        return self._forward_cls._user_backward()(self, *args)
+
     def _init_ctx(self, needs: tuple) -> None:
         self.extra = None
         self.needs_input_grad = needs

@@ -140,7 +140,90 @@ def saved_names(node) -> dict:
         names[name] = ("value", is_out, k)
     for a in node.attrs:
         names.setdefault(a, ("attr", a))
+    extra = _TORCH_FIELDS.get(node.name())
+    if extra is not None:
+        extra(node, names)
     return names
+
+
+# ---- torch's other _saved_ names (derivatives.yaml), where cheap: sizes and scalars ----------
+
+def _sizes(node, names, key="self", k=0):
+    names[f"{key}_sym_sizes"] = ("const", tuple(int(d) for d in node.in_types[k].shape))
+
+
+def _pow_scalar(node, names):
+    """PowBackward0 (`x ** 3`): torch's `exponent` is the Python number; ours is a saved 0-d
+    constant, shown as an int when integral (`x ** 3.0` shows 3, torch 3.0)."""
+    if node.op.name == "mul":   # `square`: x * x, torch's pow(x, 2)
+        names.pop("other", None)
+        names["exponent"] = ("const", 2)
+        return
+    where = names.pop("other", None)
+    if where is not None and where[0] == "value" and node.saved_inputs is not None:
+        v = node.saved_inputs[where[2]]
+        if hasattr(v, "ravel"):   # a 0-d constant (`square`: one broadcast to the input)
+            flat = v.ravel()
+            if flat.size == 0 or (flat != flat[0]).any():
+                names["exponent"] = where
+                return
+            v = flat[0].item()
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        names["exponent"] = ("const", v)
+    names.pop("result", None)   # torch's PowBackward0 saves self and exponent
+
+
+def _pow_tensor(node, names):
+    if "other" in names:
+        names["exponent"] = names.pop("other")
+
+
+def _reduced_input(node):
+    """The input of a composite mean: the first node of the decomposition (its `sum`)."""
+    n = node
+    for _ in range(4):
+        if n is None or not hasattr(n, "op"):
+            return None
+        if n.op.name == "sum":
+            return n
+        e = n.edges[0] if n.edges else None
+        n = e[0] if e is not None else None
+    return None
+
+
+def _mean(node, names):
+    s = _reduced_input(node)
+    if s is None:
+        return
+    names.pop("other", None)
+    names.pop("result", None)
+    shape = tuple(int(d) for d in s.in_types[0].shape)
+    names["self_sym_sizes"] = ("const", shape)
+    n = 1
+    for d in shape:
+        n *= d
+    names["self_sym_numel"] = ("const", n)
+    if node.name() == "MeanBackward1":
+        for a in ("dim", "keepdim"):
+            if a in s.attrs:
+                names[a] = ("const", s.attrs[a])
+
+
+def _mm(node, names):
+    if "other" in names:
+        names["mat2"] = names.pop("other")
+    _sizes(node, names)
+    _sizes(node, names, "mat2", 1)
+
+
+_TORCH_FIELDS = {
+    "PowBackward0": _pow_scalar, "PowBackward1": _pow_tensor, "PowBackward2": _pow_tensor,
+    "MeanBackward0": _mean, "MeanBackward1": _mean, "MmBackward0": _mm,
+    **{n: _sizes for n in ("SumBackward0", "SumBackward1", "ViewBackward0", "ExpandBackward0",
+                           "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2",
+                           "SliceBackward0")},
+}
 
 
 class SavedTensor:
@@ -178,6 +261,8 @@ def saved_attribute(node, where: tuple, raw: bool):
     """The value of ``node._saved_<name>`` (or the `SavedTensor` for ``_raw_saved_``)."""
     if where[0] == "attr":
         return node.attrs[where[1]]
+    if where[0] == "const":
+        return where[1]
     _, is_out, k = where
     if raw:
         return SavedTensor(node, is_out, k)

@@ -296,7 +296,7 @@ class TapeNode(_HookAPI):
         names = set(super().__dir__())
         for key, where in self._fields_saved().items():
             names.add(f"_saved_{key}")
-            if where[0] != "attr":
+            if where[0] not in ("attr", "const"):
                 names.add(f"_raw_saved_{key}")
         return sorted(names)
 

@@ -1,0 +1,99 @@
+"""Differences from torch 2.13's autograd found by the behaviour probe (second round), fixed
+(one section per finding).
+
+Every expected value and message below was recorded by running the same program under
+torch 2.13 (CPU).
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import tracegrad as tg
+
+
+def _x():
+    return tg.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+
+
+# ---- 1. grad_fn.apply of a custom Function's node calls its backward ------------------------
+
+class _Square(tg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return 2 * x * g
+
+
+def test_function_node_apply_calls_backward():
+    x = tg.tensor([1., 3.], requires_grad=True)
+    y = _Square.apply(x)
+    r = y.grad_fn.apply(tg.ones(2))
+    # torch 2.13: tensor([2., 6.], grad_fn=<MulBackward0>)
+    assert isinstance(r, tg.Tensor)
+    np.testing.assert_array_equal(r.detach().numpy(), [2., 6.])
+    assert r.grad_fn.name() == "MulBackward0"
+    with tg.no_grad():
+        assert y.grad_fn.apply(tg.ones(2)).grad_fn is None
+    assert type(y.grad_fn).__name__ == "_SquareBackward"
+
+
+# ---- 2. torch's _saved_ names: exponent, self_sym_sizes, self_sym_numel, mat2 ----------------
+
+def test_saved_pow_exponent():
+    x = _x()
+    # torch 2.13: 3 (int), 2.5 (float); x.square() is PowBackward0 with exponent 2
+    e = (x ** 3).grad_fn._saved_exponent
+    assert e == 3 and type(e) is int
+    e = (x ** 2.5).grad_fn._saved_exponent
+    assert e == 2.5 and type(e) is float
+    e = x.square().grad_fn._saved_exponent
+    assert e == 2 and type(e) is int
+    n = (x ** 3).grad_fn
+    assert "_saved_exponent" in dir(n) and "_saved_self" in dir(n)
+    assert "_raw_saved_exponent" not in dir(n)
+    w = _x()
+    # torch 2.13: PowBackward1 / PowBackward2 save the exponent tensor
+    assert isinstance((x ** w).grad_fn._saved_exponent, tg.Tensor)
+    assert tuple((2 ** x).grad_fn._saved_exponent.shape) == (2, 3)
+
+
+def test_saved_sym_sizes_and_numel():
+    x = _x()
+    w = _x()
+    # torch 2.13: each a tuple of ints
+    for y, want in [(x.sum(), (2, 3)), (x.sum(1, keepdim=True), (2, 3)), (x.sum(1), (2, 3)),
+                    (x.view(6), (2, 3)), (x.reshape(3, 2), (2, 3)), (x[0].expand(2, 3), (3,)),
+                    (x[None].squeeze(0), (1, 2, 3)), (x[:, 1:], (2, 3)),
+                    (x.mean(), (2, 3)), (x.mean(1), (2, 3))]:
+        got = y.grad_fn._saved_self_sym_sizes
+        assert got == want and type(got) is tuple and all(type(d) is int for d in got), y.grad_fn
+    # torch 2.13: MeanBackward0/1 _saved_self_sym_numel 6; MeanBackward1 dim (1,), keepdim
+    n = x.mean().grad_fn
+    assert n._saved_self_sym_numel == 6 and type(n._saved_self_sym_numel) is int
+    n = x.mean(1).grad_fn
+    assert n._saved_self_sym_numel == 6 and n._saved_dim == (1,) and n._saved_keepdim is False
+    n = x.mean((0, 1), keepdim=True).grad_fn
+    assert n._saved_dim == (0, 1) and n._saved_keepdim is True
+    # torch 2.13: MmBackward0 _saved_mat2 (3, 2), _saved_mat2_sym_sizes (3, 2), _saved_self_sym_sizes (2, 3)
+    n = (x @ w.t()).grad_fn
+    assert n.name() == "MmBackward0"
+    assert tuple(n._saved_mat2.shape) == (3, 2)
+    assert n._saved_mat2_sym_sizes == (3, 2) and n._saved_self_sym_sizes == (2, 3)
+
+
+def test_saved_common_tensors():
+    x = _x()
+    w = _x()
+    # torch 2.13: MulBackward0 _saved_self/_saved_other, ExpBackward0 _saved_result
+    n = (x * w).grad_fn
+    assert tuple(n._saved_self.shape) == (2, 3) and tuple(n._saved_other.shape) == (2, 3)
+    n = x.exp().grad_fn
+    np.testing.assert_allclose(n._saved_result.detach().numpy(), np.exp(x.detach().numpy()),
+                               rtol=1e-6)
+    assert tuple((x / w).grad_fn._saved_other.shape) == (2, 3)
