@@ -11,7 +11,7 @@ some views by how they were asked for, which only the caller knows:
 """
 from __future__ import annotations
 
-from .dispatch.tape import TapeNode
+from .dispatch.tape import TapeNode, node_class
 
 
 def rename(out, name: str, *operands):
@@ -21,8 +21,10 @@ def rename(out, name: str, *operands):
     if not isinstance(node, TapeNode) or any(node is getattr(x, "grad_fn", None)
                                              for x in operands):
         return out
-    if node.extra is None or not (node.extra.name or "").startswith("torch::"):
-        node._extra().name = name
+    if node.extra is None:   # the class carries the name: no NodeExtra made per call
+        node.__class__ = node_class(name)
+    elif not (node.extra.name or "").startswith("torch::"):
+        node.extra.name = name
     return out
 
 

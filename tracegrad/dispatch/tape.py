@@ -10,7 +10,7 @@ IR program; nothing here runs backward math itself.
 
 These classes belong to the dispatch core because the dispatcher creates
 them per op; ``tracegrad.autograd.graph`` re-exports them under torch's names
-(``tg.autograd.graph.Node`` is this `TapeNode`).
+(``tg.autograd.graph.Node`` is the abstract class of `TapeNode` and `AccumulateGrad`).
 
 Hooks (``TapeNode.register_hook`` / ``register_prehook``, tensor hooks kept per
 output), ``metadata``, the forward stack of anomaly mode and packed saved
@@ -186,6 +186,7 @@ class TapeNode(_HookAPI):
 
     __slots__ = ("op", "attrs", "edges", "in_types", "saved_inputs", "saved_outputs", "versions",
                  "out_types", "seq", "_loc", "retained", "extra", "sig", "__weakref__")
+    _node_name = None   # the name its class stands for (node_class): a rename is a class change
 
     # torch has a class per node kind (type(y.grad_fn).__name__ == "MulBackward0"): nodes are
     # made as ``(CLASS_OF_OP.get(op) or op_class(op))(...)``, a subclass made once per op
@@ -223,7 +224,7 @@ class TapeNode(_HookAPI):
         whose view was written in place."""
         if self.extra is not None and self.extra.name is not None:
             return self.extra.name
-        return self.op.node_name or f"{_camel(self.op.name)}Backward0"
+        return type(self)._node_name or self.op.node_name or f"{_camel(self.op.name)}Backward0"
 
     @property
     def next_functions(self) -> tuple:
@@ -315,7 +316,7 @@ def node_class(name: str) -> type:
     if cls is None:
         short = name.rpartition("::")[2]
         cls = _CLASSES[name] = type(short, (TapeNode,), {"__slots__": (), "__module__": __name__,
-                                                     "__qualname__": short})
+                                                     "__qualname__": short, "_node_name": name})
     return cls
 
 
