@@ -97,3 +97,44 @@ def test_saved_common_tensors():
     np.testing.assert_allclose(n._saved_result.detach().numpy(), np.exp(x.detach().numpy()),
                                rtol=1e-6)
     assert tuple((x / w).grad_fn._saved_other.shape) == (2, 3)
+
+
+# ---- 3. autograd.grad with respect to a GradientEdge ------------------------------------------
+
+def test_grad_wrt_gradient_edge():
+    from tracegrad.autograd.graph import get_gradient_edge
+    x = tg.tensor([1., 2.], requires_grad=True)
+    w = tg.tensor([1., 2.], requires_grad=True)
+    y = x * 2
+    z = (y * y).sum()
+    e = get_gradient_edge(y)
+    # torch 2.13: (tensor([4., 8.]),)
+    g, = tg.autograd.grad(z, e, retain_graph=True)
+    np.testing.assert_array_equal(g.numpy(), [4., 8.])
+    # torch 2.13: (tensor([4., 8.]), tensor([ 8., 16.])) -- a leaf's edge is its AccumulateGrad
+    g = tg.autograd.grad(z, [e, get_gradient_edge(x)], retain_graph=True)
+    np.testing.assert_array_equal(g[1].numpy(), [8., 16.])
+    # torch 2.13: (tensor([4., 8.]), None)
+    g = tg.autograd.grad(z, [e, get_gradient_edge(w)], allow_unused=True, retain_graph=True)
+    assert g[1] is None
+    with pytest.raises(RuntimeError, match="materialize_grads cannot be used when the given "
+                                           "input is a GradientEdge"):   # torch 2.13
+        tg.autograd.grad(z, [get_gradient_edge(w)], materialize_grads=True, retain_graph=True)
+    del y   # the edge keeps the node, not the tensor
+    g, = tg.autograd.grad(z, e, create_graph=True)
+    # torch 2.13: tensor([4., 8.], grad_fn=<AddBackward0>)
+    np.testing.assert_array_equal(g.detach().numpy(), [4., 8.])
+    assert g.requires_grad
+
+
+# ---- 4. every graph node, AccumulateGrad included, is a tg.autograd.graph.Node ----------------
+
+def test_accumulate_grad_is_a_node():
+    x = tg.tensor([1.], requires_grad=True)
+    y = x * 3
+    Node = tg.autograd.graph.Node
+    # torch 2.13: True, True, False
+    assert isinstance(y.grad_fn, Node)
+    assert isinstance(y.grad_fn.next_functions[0][0], Node)
+    assert not isinstance(x, Node)
+    assert issubclass(type(y.grad_fn), Node)

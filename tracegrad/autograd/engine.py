@@ -465,8 +465,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                  allow_unused, materialize_grads)
     if isinstance(outputs, Tensor):
         outputs = [outputs]
-    single = isinstance(inputs, Tensor)
+    single = isinstance(inputs, (Tensor, graph_mod.GradientEdge))
     inputs = [inputs] if single else list(inputs)
+    if any(isinstance(t, graph_mod.GradientEdge) for t in inputs):
+        if materialize_grads:
+            raise RuntimeError("materialize_grads cannot be used when the given input is a "
+                               "GradientEdge")
+        inputs = [_edge_input(t) if isinstance(t, graph_mod.GradientEdge) else t for t in inputs]
     if isinstance(grad_outputs, Tensor):
         grad_outputs = [grad_outputs]
     if allow_unused is None:
@@ -475,13 +480,37 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     outputs = list(outputs)
     for i, t in enumerate(inputs):
-        if not isinstance(t, Tensor) or not t.requires_grad:
+        if not isinstance(t, (Tensor, _EdgeInput)) or not t.requires_grad:
             raise RuntimeError(f"grad: input {i} does not require grad")
     with profiler.region(profiler.GRAPH_ROOT):
         cts = _grad_cotangents(outputs, grad_outputs)
     with _checkpoint_validity(False):
         grads = _differentiate(outputs, cts, inputs, retain_graph, create_graph)
     return _finished(inputs, grads, allow_unused, materialize_grads, create_graph)
+
+
+class _EdgeInput:
+    """A `GradientEdge` input of `grad` (torch: the gradient flowing into that edge), standing
+    for the tensor of its node's output: what the wiring (`wiring._ref_of`) and `_finished`
+    read of an input."""
+
+    __slots__ = ("grad_fn", "_out_index", "shape", "dtype")
+    _accumulator = None
+    requires_grad = True
+
+    def __init__(self, node, nr: int):
+        t = node.out_types[nr]
+        self.grad_fn, self._out_index, self.shape, self.dtype = node, nr, tuple(t.shape), t.dtype
+
+
+def _edge_input(e):
+    """`grad`'s input for GradientEdge `e`: a leaf's edge is the leaf itself."""
+    if isinstance(e.node, AccumulateGrad):
+        return e.node.variable
+    if not isinstance(e.node, TapeNode):
+        raise TypeError(f"grad: a GradientEdge's node must be a graph node, got "
+                        f"{type(e.node).__name__}")
+    return _EdgeInput(e.node, e.output_nr)
 
 
 class _checkpoint_validity:

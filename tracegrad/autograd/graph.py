@@ -5,18 +5,30 @@ tracegrad/dispatch/tape.py, which records them), saved-tensor hooks, multi-grad 
 """
 from __future__ import annotations
 
+import abc
 import threading
 from typing import NamedTuple
 
 from ..dispatch.tape import (  # noqa: F401  (torch.autograd.graph's names; the engine's too)
-    LEAF_HOOKS_USED, AccumulateGrad, NodeExtra, TapeNode, RemovableHandle, _camel, add_hook, next_mark)
+    LEAF_HOOKS_USED, AccumulateGrad, NodeExtra, TapeNode, RemovableHandle, _camel, _HookAPI,
+    add_hook, next_mark)
 from ..dispatch.record import edge
 from ..tensor import Tensor
 from . import hooks
 from .saved_hooks import (  # noqa: F401  (torch.autograd.graph's names)
     allow_mutation_on_saved_tensors, disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks)
 
-Node = TapeNode   # torch.autograd.graph.Node: the class of every grad_fn (ir.graph.Node is the IR's)
+class Node(abc.ABC):
+    """torch.autograd.graph.Node: an abstract class every graph node is an instance of, the
+    tape's `TapeNode` (every ``grad_fn``) and a leaf's `AccumulateGrad` alike, as torch's
+    ``__subclasshook__`` makes its C++ nodes and custom Functions' nodes instances
+    (ir.graph.Node is the IR's)."""
+
+    @classmethod
+    def __subclasshook__(cls, subclass: type):
+        if cls is Node and issubclass(subclass, _HookAPI):
+            return True
+        return NotImplemented
 
 
 # ---- register_multi_grad_hook ------------------------------------------------------------
