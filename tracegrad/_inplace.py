@@ -81,7 +81,7 @@ class _InplaceMethods:
                 plain = HOOKS.write_view_tangent(self, result)
                 if plain is not None:
                     result, base_fw = plain, (getattr(base, "_fw", None),)
-            new = _views.write_through(self, result)
+            new = _views.write_through(self, result, name, mark=mark)
             if track and grad_on and new.grad_fn is None and base._requires_grad:
                 new = _views.cut_history(base, new, name)
             base._assign(new, track=track, box=self._vc)
@@ -139,7 +139,9 @@ class _InplaceMethods:
 
     def copy_(self, src):
         src = src if isinstance(src, Tensor) else _wrap_like(src, self)
-        return self._inplace(_ops.expand(_ops.convert(src, self.dtype), self.shape), "copy_")
+        mark = next_mark()   # the convert and expand belong to copy_ (torch's one CopyBackwards)
+        return self._inplace(_ops.expand(_ops.convert(src, self.dtype), self.shape), "copy_",
+                             mark)
 
     def zero_(self):
         return self._inplace(_ops.full(self.shape, 0, self.dtype), "zero_")

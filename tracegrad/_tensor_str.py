@@ -28,7 +28,8 @@ def tensor_repr(self) -> str:
     if self.dtype not in (T.float32, T.int64, T.bool_, T.complex64):   # torch's defaults
         extra += f", dtype={self.dtype!r}"
     if self.grad_fn is not None:
-        extra += f", grad_fn=<{self.grad_fn.name()}>"
+        # torch prints the node's class: <CopySlices> for name() torch::autograd::CopySlices
+        extra += f", grad_fn=<{self.grad_fn.name().rpartition('::')[2]}>"
     elif self._requires_grad:
         extra += ", requires_grad=True"
     if getattr(self, "_fw", None) is not None:   # a dual tensor shows its tangent, as torch

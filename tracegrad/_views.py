@@ -30,6 +30,7 @@ from .dispatch import view_meta
 from .dispatch.frontend import EAGER
 from .dispatch.grad_mode import enable_grad, no_grad
 from .dispatch.hooks import HOOKS
+from .dispatch.record import edge
 from .dispatch.tape import TapeNode
 from .tensor import Tensor
 
@@ -59,9 +60,13 @@ def inverse(op: str, attrs: dict, parent: Tensor, child: Tensor) -> Tensor:
     return rule(EAGER, parent, child, **attrs)
 
 
-def write_through(view: Tensor, value: Tensor) -> Tensor:
-    """The base's new value after the view `view` took `value` in place."""
+def write_through(view: Tensor, value: Tensor, name: str | None = None,
+                  dirty: bool = False, mark: int | None = None) -> Tensor:
+    """The base's new value after the view `view` took `value` in place (op `name`, whose
+    nodes are those from `mark` on; `dirty`: `value` is a custom Function's dirty output,
+    whose node took the view as its input)."""
     base, chain = view._base, view._view_ops
+    base_edge, view_edge = edge(base), edge(view)
     parents = [base]
     for op, attrs in chain[:-1]:
         parents.append(replay(parents[-1], ((op, attrs),)))
@@ -69,8 +74,40 @@ def write_through(view: Tensor, value: Tensor) -> Tensor:
     for (op, attrs), parent in zip(reversed(chain), reversed(parents)):
         child = inverse(op, attrs, parent, child)
     if child.grad_fn is not None:   # torch's node for "the base, with a slice copied in"
-        child.grad_fn._extra().name = "torch::autograd::CopySlices"
+        ex = child.grad_fn._extra()
+        ex.name = "torch::autograd::CopySlices"
+        ex.edges = _copy_slices_edges(base_edge, view_edge, value, name, dirty, mark)
     return child
+
+
+def _copy_slices_edges(base_edge, view_edge, value: Tensor, name, dirty: bool, mark) -> tuple:
+    """What torch's CopySlices shows as its next_functions: the base's old edge, then the
+    edges of the in-place op's node but its first (the view it wrote): `y[1:].mul_(2)`
+    (base, None), `.exp_()` (base,), `.addcmul_(w, w)` (base, w, w).  A value not computed
+    from the view (`copy_(w)`) shows (base, w); one of no history (`fill_`, `zero_`) (base,).
+    The engine follows the scatter's real edges."""
+    fn = value.grad_fn if value._requires_grad else None
+    if fn is not None and isinstance(fn, TapeNode) and fn.edges and (
+            dirty or _same_edge(fn.edges[0], view_edge)):
+        shown = fn.extra.edges if fn.extra is not None and fn.extra.edges is not None else fn.edges
+        return (base_edge,) + tuple(shown[1:])
+    if not value._requires_grad and _same_edge(view_edge, None) and name not in (
+            "fill_", "zero_", "copy_"):   # an op on a view of no history: its operands' edges
+        return (base_edge, None)
+    if name in ("fill_", "zero_"):
+        return (base_edge,)
+    src = edge(value)
+    if name == "copy_" and mark is not None:   # copy_'s own convert / expand: its source's edge
+        while (src is not None and isinstance(src[0], TapeNode) and src[0].seq >= mark
+               and src[0].op.name in ("convert", "expand")):
+            src = src[0].edges[0]
+    return (base_edge, src)
+
+
+def _same_edge(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a[0] is b[0] and a[1] == b[1]
 
 
 def live_views(base: Tensor) -> list[Tensor]:

@@ -138,3 +138,70 @@ def test_accumulate_grad_is_a_node():
     assert isinstance(y.grad_fn.next_functions[0][0], Node)
     assert not isinstance(x, Node)
     assert issubclass(type(y.grad_fn), Node)
+
+
+# ---- 5. CopySlices shows torch's edges (the base's old node, then the op's other inputs) -----
+
+def _nf(t):
+    return [type(f).__name__ if f is not None else None for f, _ in t.grad_fn.next_functions]
+
+
+class _Inc(tg.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        a.add_(1)
+        ctx.mark_dirty(a)
+        return a
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3
+
+
+def test_copy_slices_next_functions():
+    x = tg.tensor([1., 2., 3.], requires_grad=True)
+    w = tg.tensor([5., 6.], requires_grad=True)
+    A, M = "AccumulateGrad", "MulBackward0"
+    cases = [  # torch 2.13
+        (lambda y: y[1:].mul_(2), [M, None]),
+        (lambda y: y[1:].mul_(w), [M, A]),
+        (lambda y: y[1:].copy_(w), [M, A]),
+        (lambda y: y[1:].copy_(w.double()), [M, "ToCopyBackward0"]),
+        (lambda y: y[1:].copy_(tg.ones(2)), [M, None]),
+        (lambda y: y[1:].copy_(w[:1]), [M, "SliceBackward0"]),
+        (lambda y: y[1:].zero_(), [M]),
+        (lambda y: y[1:].fill_(2), [M]),
+        (lambda y: y[1:].exp_(), [M]),
+        (lambda y: y[1:].addcmul_(w, w), [M, A, A]),
+        (lambda y: y[1:][0].mul_(2), [M, None]),
+        (lambda y: _Inc.apply(y[1:]), [M]),
+    ]
+    for i, (write, want) in enumerate(cases):
+        y = x * 1
+        write(y)
+        assert y.grad_fn.name() == "torch::autograd::CopySlices", i
+        assert type(y.grad_fn).__name__ == "CopySlices", i
+        assert _nf(y) == want, (i, _nf(y))
+        assert y.grad_fn.next_functions[0][0] is not None
+    # a base of no history: (None, w) -- torch 2.13
+    for write in (lambda y: y[1:].mul_(w), lambda y: y[1:].add_(w)):
+        y = tg.zeros(3)
+        write(y)
+        assert _nf(y) == [None, A]
+    # the engine keeps the real edges: torch 2.13's gradients
+    y = x * 1
+    y[1:].mul_(w)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1., 5., 6.])
+    np.testing.assert_array_equal(w.grad.numpy(), [2., 3.])
+
+
+def test_copy_slices_repr():
+    x = tg.tensor([1., 2., 3.], requires_grad=True)
+    y = x * 1
+    y[1:].mul_(2)
+    # torch 2.13: tensor([1., 4., 6.], grad_fn=<CopySlices>)
+    assert repr(y) == "tensor([1., 4., 6.], grad_fn=<CopySlices>)"
+    y = x * 1
+    y.copy_(tg.ones(3))
+    assert repr(y) == "tensor([1., 1., 1.], grad_fn=<CopyBackwards>)"   # torch 2.13

@@ -330,7 +330,7 @@ def _rebase_view_base(view: Tensor) -> None:
     AsStridedBackward0).  The values are already in place (forward wrote them, and the
     versions were bumped); only the history moves."""
     base = view._base
-    new = _views.write_through(view, view)
+    new = _views.write_through(view, view, dirty=True)
     base._data = new._data
     base.grad_fn, base._out_index, base._requires_grad = new.grad_fn, new._out_index, True
     if base._views:
