@@ -205,3 +205,36 @@ def test_copy_slices_repr():
     y = x * 1
     y.copy_(tg.ones(3))
     assert repr(y) == "tensor([1., 1., 1.], grad_fn=<CopyBackwards>)"   # torch 2.13
+
+
+# ---- 6. the .grad a create_graph backward accumulates is a copy (CopyBackwards) -------------
+
+def test_create_graph_grad_is_a_copy():
+    x = tg.tensor([1., 2.], requires_grad=True)
+    (x ** 3).sum().backward(create_graph=True)
+    g1 = x.grad
+    # torch 2.13: torch::autograd::CopyBackwards, is_leaf False, next_functions
+    # ((None, 0), (<MulBackward0 ...>, 0)); repr <CopyBackwards object at ...>
+    assert g1.grad_fn.name() == "torch::autograd::CopyBackwards"
+    assert not g1.is_leaf
+    nf = g1.grad_fn.next_functions
+    assert nf[0] == (None, 0) and type(nf[1][0]).__name__ == "MulBackward0"
+    assert repr(g1.grad_fn).startswith("<CopyBackwards object at ")
+    (x ** 2).sum().backward(create_graph=True)
+    # torch 2.13: tensor([ 5., 16.], grad_fn=<AddBackward0>), a new tensor
+    np.testing.assert_array_equal(x.grad.detach().numpy(), [5., 16.])
+    assert x.grad.grad_fn.name() == "AddBackward0" and x.grad is not g1
+    # the copy is differentiable: d/dx sum(3x^2 + 2x) = 6x + 2 (torch 2.13: [8., 14.])
+    h, = tg.autograd.grad(x.grad.sum(), x)
+    np.testing.assert_array_equal(h.numpy(), [8., 14.])
+    # a linear function's gradient has no history: no copy node (torch 2.13: None)
+    x = tg.tensor([1., 2.], requires_grad=True)
+    (x * 3).sum().backward(create_graph=True)
+    assert x.grad.grad_fn is None
+    # a retained non-leaf's grad is a clone (torch 2.13: CloneBackward0; x.grad CopyBackwards)
+    x = tg.tensor([1., 2.], requires_grad=True)
+    y = x ** 2
+    y.retain_grad()
+    (y * y).sum().backward(create_graph=True)
+    assert y.grad.grad_fn.name() == "CloneBackward0"
+    assert x.grad.grad_fn.name() == "torch::autograd::CopyBackwards"

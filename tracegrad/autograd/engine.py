@@ -378,6 +378,22 @@ def _accumulate_with_hooks(t: Tensor, g: Tensor, create_graph: bool) -> None:
                 fn((), (g,))
 
 
+def _grad_copy(t: Tensor, g: Tensor) -> Tensor:
+    """The first `.grad` a ``create_graph=True`` backward gives `t`: a copy of `g` with
+    history, as torch's (a leaf's AccumulateGrad copies it into a new tensor, node
+    ``CopyBackwards`` showing edges (None, g); a retained non-leaf clones it,
+    ``CloneBackward0``), so ``t.grad`` is not the gradient the graph computed."""
+    if g.grad_fn is None:
+        return g
+    with set_grad_enabled(True):
+        out = g.clone()
+    if t.grad_fn is None and out.grad_fn is not None:
+        ex = out.grad_fn._extra()
+        ex.name = "torch::autograd::CopyBackwards"
+        ex.edges = (None, (g.grad_fn, g._out_index))
+    return out
+
+
 def _leaves_and_retained(nodes: list[TapeNode], roots: list[Tensor],
                          w: _Wiring | None = None) -> list[Tensor]:
     """What ``backward()`` accumulates into: leaf roots, the leaves in order of first use,
@@ -409,7 +425,7 @@ def _leaves_and_retained(nodes: list[TapeNode], roots: list[Tensor],
 
 def _accumulate(t: Tensor, g: Tensor, create_graph: bool) -> None:
     if t._grad is None:
-        t._set_grad(g if create_graph else _detached(g))
+        t._set_grad(_grad_copy(t, g) if create_graph else _detached(g))
     elif create_graph:
         t._set_grad(t._grad + g)
     else:

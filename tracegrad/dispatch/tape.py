@@ -302,7 +302,7 @@ class TapeNode(_HookAPI):
         return sorted(names)
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{self.name().rpartition('::')[2]} object at {hex(id(self))}>"   # torch: <CopySlices ...>
 
 
 _CLASSES: dict = {}      # torch node name -> its TapeNode subclass
