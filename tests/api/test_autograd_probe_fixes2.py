@@ -238,3 +238,24 @@ def test_create_graph_grad_is_a_copy():
     (y * y).sum().backward(create_graph=True)
     assert y.grad.grad_fn.name() == "CloneBackward0"
     assert x.grad.grad_fn.name() == "torch::autograd::CopyBackwards"
+
+
+# ---- 7. shape-changing in-place ops check torch's leaf rules before refusing views ----------
+
+def test_unsqueeze_inplace_view_of_leaf():
+    x = tg.tensor([1., 2.], requires_grad=True)
+    v = x.view(2)
+    # torch 2.13: RuntimeError "a view of a leaf Variable that requires grad is being used in
+    # an in-place operation." (ours prefixed with the op's name)
+    for name, args in [("unsqueeze_", (0,)), ("t_", ()), ("squeeze_", ()),
+                       ("transpose_", (0, 0))]:
+        with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is "
+                                               "being used in an in-place operation"):
+            getattr(v, name)(*args)
+    # torch 2.13: "a leaf Variable that requires grad is being used in an in-place operation."
+    with pytest.raises(RuntimeError, match="^unsqueeze_: a leaf Variable that requires grad"):
+        x.unsqueeze_(0)
+    # views of tensors with no such leaf still raise our NotImplementedError (torch: allowed)
+    y = x * 1
+    with pytest.raises(NotImplementedError, match="changing the shape in place of a view"):
+        y.view(2).unsqueeze_(0)
