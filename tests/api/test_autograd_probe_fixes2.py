@@ -259,3 +259,54 @@ def test_unsqueeze_inplace_view_of_leaf():
     y = x * 1
     with pytest.raises(NotImplementedError, match="changing the shape in place of a view"):
         y.view(2).unsqueeze_(0)
+
+
+# ---- 9. anomaly mode warns with the forward stack before a saved-value error -----------------
+
+def _errors_detected(record):
+    return [str(m.message) for m in record if str(m.message).startswith("Error detected in")]
+
+
+def test_anomaly_warns_before_version_error():
+    x = tg.tensor([1.], requires_grad=True)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        with tg.autograd.detect_anomaly():
+            y = x * 1
+            z = y.exp()
+            z.add_(1)
+            with pytest.raises(RuntimeError, match="modified by an inplace operation") as e:
+                z.sum().backward()
+    assert "Hint: the op was recorded at" in str(e.value)   # ours, kept
+    # torch 2.13: UserWarning 'Error detected in ExpBackward0. Traceback of forward call that
+    # caused the error:\n  File "...", line N, in <module>\n    z2 = y2.exp()\n ...'
+    msgs = _errors_detected(rec)
+    assert len(msgs) == 1
+    assert msgs[0].startswith("Error detected in ExpBackward0. Traceback of forward call that "
+                              "caused the error:\n")
+    assert "z = y.exp()" in msgs[0]
+
+
+def test_anomaly_warns_before_freed_error():
+    x = tg.tensor([1.], requires_grad=True)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        with tg.autograd.detect_anomaly():
+            z = x.exp().sum()
+            z.backward()
+            with pytest.raises(RuntimeError, match="Trying to backward through the graph a "
+                                                   "second time"):
+                z.backward()
+    # torch 2.13 warns 'Error detected in ExpBackward0. ...' before the same error
+    assert [m.split(".")[0] for m in _errors_detected(rec)] == ["Error detected in ExpBackward0"]
+
+
+def test_no_warning_without_anomaly():
+    x = tg.tensor([1.], requires_grad=True)
+    z = (x * 1).exp()
+    z.add_(1)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()
+    assert not _errors_detected(rec)

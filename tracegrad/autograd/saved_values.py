@@ -3,7 +3,9 @@ torch's error for values already freed or modified in place since they were save
 saved-tensor pack hooks' unpacked values."""
 from __future__ import annotations
 
+from .. import _state
 from ..tensor import Tensor
+from . import anomaly
 from .backward_program import BackwardProgram, Feed
 from .graph import AccumulateGrad, TapeNode
 from .saved_hooks import PACKED, unpack_value
@@ -21,11 +23,15 @@ def _saved_value(nodes: list[TapeNode], feed: Feed):
     i, is_out, k, _ = feed
     src = nodes[i].saved_outputs if is_out else nodes[i].saved_inputs
     if src is None:
+        if _state.local.anomaly:   # torch warns with the forward stack, then raises
+            anomaly.warn_forward_stack(nodes[i])
         raise RuntimeError(_FREED)
     for r, r_out, rk in feed.checked():
         n = nodes[r]
         box, seen = n.versions[rk + (len(n.in_types) if r_out else 0)]
         if box[0] != seen:
+            if _state.local.anomaly:   # torch: "Error detected in ExpBackward0. Traceback ..."
+                anomaly.warn_forward_stack(n)
             t = n.out_types[rk] if r_out else n.in_types[rk]
             role = f"output {rk}" if r_out else f"input {rk}"
             raise RuntimeError(
@@ -44,7 +50,7 @@ def _saved_values(nodes: list[TapeNode], prog: BackwardProgram) -> list:
         n = nodes[feed.node]
         src = n.saved_outputs if feed.is_output else n.saved_inputs
         if src is None:
-            raise RuntimeError(_FREED)
+            _saved_value(nodes, feed)   # raises the freed error (anomaly mode: warns first)
         for r, v in checks:
             box, seen = nodes[r].versions[v]
             if box[0] != seen:
