@@ -62,7 +62,7 @@ class _InplaceMethods:
             result = result.to(self.dtype)
         if mark is None and result.grad_fn is not None:
             mark = result.grad_fn.seq
-        old = self._vc[0]
+        old, old_data = self._vc[0], self._data
         owner = self if base is None else base
         kept = owner.grad_fn   # the node the owner keeps when this write records none
         tracer = local.tracer
@@ -89,7 +89,8 @@ class _InplaceMethods:
                 base._fw = base_fw[0]
         if mark is not None and owner.grad_fn is not None:
             fresh = result._vc if result._base is None and result.grad_fn is not None else None
-            _views.rebase_saved_versions(owner.grad_fn, self._vc, old, self._vc[0], mark, fresh)
+            _views.rebase_saved_versions(owner.grad_fn, self._vc, old, self._vc[0], mark, fresh,
+                                         old_data)
         if before is not None and owner.grad_fn is kept:   # tg.compile: the graph sees it too
             tracer.untracked_write(owner, before)
         if kept is not None and owner.grad_fn is kept:   # an untracked write (no_grad)

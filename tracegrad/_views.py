@@ -149,7 +149,7 @@ def _refresh_view(base: Tensor, v: Tensor) -> None:
 
 
 def rebase_saved_versions(root, box: list, old: int, new: int, mark: int,
-                          result_box: list | None = None) -> None:
+                          result_box: list | None = None, written=None) -> None:
     """After an in-place op bumped `box` from `old` to `new`: the nodes that op itself
     recorded (seq >= `mark`, reachable from `root`) read the pre-mutation value, which
     stays valid (values are immutable) whatever later writes do, so their records move to a
@@ -160,6 +160,10 @@ def rebase_saved_versions(root, box: list, old: int, new: int, mark: int,
     tensor took: what those nodes recorded of it (an output ``sigmoid_`` / ``exp_`` saves)
     is the written tensor at `new`, so it moves to `box` at `new`, and a later write raises
     torch's version error when a backward needs it (``y.sigmoid_(); y.tanh_()``).
+
+    `written`: the written tensor's value before the write.  A saved input on the same
+    counter that is another value (another view of the same base: ``y[0:2] *= y[2:4]``)
+    keeps its record, so a later write to it raises torch's version error.
     """
     private = [new]
     stack, seen = [root], set()
@@ -168,9 +172,14 @@ def rebase_saved_versions(root, box: list, old: int, new: int, mark: int,
         if not isinstance(n, TapeNode) or n.seq < mark or id(n) in seen:
             continue
         seen.add(id(n))
-        n.versions = tuple((private, new) if b is box and v == old else
-                           (box, new) if b is result_box else (b, v)
-                           for b, v in n.versions)
+        saved = n.saved_inputs
+        n_in = len(n.in_types)
+        n.versions = tuple(
+            (b, v) if (b is box and v == old and written is not None and saved is not None
+                       and i < n_in and saved[i] is not None and saved[i] is not written) else
+            (private, new) if b is box and v == old else
+            (box, new) if b is result_box else (b, v)
+            for i, (b, v) in enumerate(n.versions))
         stack.extend(e[0] for e in n.edges if e is not None)
 
 

@@ -379,11 +379,12 @@ def test_gradients_after_writes_through_chained_complex_views(executor):
 
 def test_second_order_through_a_write_into_real(executor):
     # w = x y + i y: |w|^2 = x^2 y^2 + y^2; grad = 2 x y^2 + i (2 x^2 y + 2 y); then the
-    # gradient of |grad|^2 by hand (torch 2.13 raises here: its saved view was overwritten)
+    # gradient of |grad|^2 by hand.  With `w.imag` itself as the operand torch 2.13 and we
+    # raise (its saved view was overwritten: tests/api/test_autograd_probe_fixes2.py)
     z0 = np.array([1 + 2j, 3 - 4j])
     z = tg.tensor(z0, requires_grad=True)
     w = z.clone()
-    w.real.mul_(w.imag)
+    w.real.mul_(w.imag.clone())
     g, = tg.autograd.grad((w.abs() ** 2).sum(), z, create_graph=True)
     x, y = z0.real, z0.imag
     gx, gy = 2 * x * y ** 2, 2 * x ** 2 * y + 2 * y
