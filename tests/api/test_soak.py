@@ -316,8 +316,12 @@ def test_one_shape_training_keeps_its_memory(mode):
 # MiB per 100 steps, from ~4-6 before; the run was stopped there).  The full run after it
 # (500 + 1,500 steps, 0.65-0.85 s each, no trend): 323.3 MiB after the warm-up, a maximum of
 # 375.2 at +1,400 (+51.9), 370.2 at the end (+46.9), 1 executable, +206,737 objects: just
-# over the 50, so 60 guards it.
-GROWTH_MIB = {"compile": 60.0, "jax": 50.0, "auto": 50.0}
+# over the 50, so 60 guarded it.
+# Since each drop also empties pjit._seen_qdds (2026-12-03, the same full run): 321.6 MiB
+# after the warm-up, 315.6, 315.1, 317.0, 319.3, 316.4, 321.6, 323.1, 323.9, 332.2, 322.0,
+# 323.5, 320.1, 325.5, 323.9, 326.3 at +100 ... +1,500: at most +10.7, +4.7 at the end;
+# live objects 166,007 -> 158,994; 1 executable.  The bound holds with room.
+GROWTH_MIB = {"compile": 50.0, "jax": 50.0, "auto": 50.0}
 
 
 @pytest.mark.slow
