@@ -41,14 +41,8 @@ class _InplaceMethods:
             raise RuntimeError(f"{name}: Inplace update to inference tensor outside "
                                "InferenceMode is not allowed. You can make a clone to get a "
                                "normal tensor before doing inplace update.")
-        if self._requires_grad and self.grad_fn is None and grad_on:
-            raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
+        _views.check_leaf_write(self, name, grad_on)
         base = self._base
-        if (base is not None and grad_on and base._requires_grad and base.grad_fn is None
-                and not any(op == "alias" for op, _ in self._view_ops)):
-            raise RuntimeError(f"{name}: a view of a leaf Variable that requires grad is being "
-                               "used in an in-place operation.")
         if result.shape != self.shape:
             raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(result.shape)}")

@@ -45,15 +45,9 @@ def _inplace_method(op: str, name: str):
 def _reshaping_method(op: str, name: str):
     def method(self, *args, **kwargs):
         # torch's in-place checks come first (check_inplace), before our refusal of views
-        grad_on = _grad_enabled()
-        if self._requires_grad and self.grad_fn is None and grad_on:
-            raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
+        from ._views import check_leaf_write   # noqa: PLC0415 (_views imports the dispatcher)
+        check_leaf_write(self, name, _grad_enabled())
         base = self._base
-        if (base is not None and grad_on and base._requires_grad and base.grad_fn is None
-                and not any(o == "alias" for o, _ in self._view_ops)):
-            raise RuntimeError(f"{name}: a view of a leaf Variable that requires grad is being "
-                               "used in an in-place operation.")
         if base is not None or any(r() is not None for r in self._views or ()):
             raise NotImplementedError(
                 f"{name}: changing the shape in place of a view or of a tensor that has views "

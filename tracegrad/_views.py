@@ -60,6 +60,21 @@ def inverse(op: str, attrs: dict, parent: Tensor, child: Tensor) -> Tensor:
     return rule(EAGER, parent, child, **attrs)
 
 
+def check_leaf_write(t: Tensor, name: str, grad_on: bool) -> None:
+    """torch's refusal of an in-place op `name` with grad mode on on a leaf that requires
+    grad, or on a view of one (``.data`` / ``detach()`` aliases excepted)."""
+    if not grad_on:
+        return
+    if t._requires_grad and t.grad_fn is None:
+        raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    base = t._base
+    if (base is not None and base._requires_grad and base.grad_fn is None
+            and not any(op == "alias" for op, _ in t._view_ops)):
+        raise RuntimeError(f"{name}: a view of a leaf Variable that requires grad is being "
+                           "used in an in-place operation.")
+
+
 def write_through(view: Tensor, value: Tensor, name: str | None = None,
                   dirty: bool = False, mark: int | None = None) -> Tensor:
     """The base's new value after the view `view` took `value` in place (op `name`, whose
