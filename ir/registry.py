@@ -476,6 +476,7 @@ class CompositeDef(OpDef):
 
     params: tuple = ()
     node_inputs: tuple | None = None
+    _param_kinds: dict | None = None
 
     def __post_init__(self):
         super().__post_init__()
@@ -503,16 +504,18 @@ class CompositeDef(OpDef):
             names = names(values)
             if names is None:
                 return None
-        kinds = {p.name: p for p in self.params}
-        scalar_overload = not any("Number" in kinds[n].accepts and is_operand(values[n])
-                                  for n in names)
+        kinds = self._param_kinds
+        if kinds is None:   # (variadic, accepts a Number) per parameter, made once
+            kinds = self._param_kinds = {p.name: (p.variadic, "Number" in p.accepts)
+                                         for p in self.params}
+        scalar_overload = not any(kinds[n][1] and is_operand(values[n]) for n in names)
         out = []
         for n in names:
             v = values[n]
-            if kinds[n].variadic:
+            variadic, number = kinds[n]
+            if variadic:
                 out.extend(v)
-            elif not (isinstance(v, numbers.Number) or v is None and "Number" in kinds[n].accepts
-                      and scalar_overload):
+            elif not (isinstance(v, numbers.Number) or v is None and number and scalar_overload):
                 out.append(v)
         return out
 
