@@ -98,5 +98,6 @@ def __getattr__(name: str):
     _torch_getattr(name, globals())
 
 _configure_logging()   # TRACEGRAD_LOG
+_surface_misc.install_not_built()   # last: every Tensor method is attached by now
 
 __version__ = "0.1.0"

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from tracegrad.ir.errors import with_location
+from tracegrad.ir import types as T
 from tracegrad.ir.graph import Value
 
 from . import _state, _views
@@ -113,3 +114,101 @@ class _MiscMethods:
         self._data = data.reshape(new)
         self._vc[0] += 1
         return self
+
+
+# ---- dtype shorthands, sizes and small linear-algebra aliases torch's Tensor has ----------
+def _dtype_method(name: str, dtype_name: str):
+    def method(self, memory_format=None) -> "Tensor":
+        return self.to(getattr(T, dtype_name))
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = (f"``self.to({dtype_name})`` (torch.Tensor.{name}; out-of-range floats "
+                      "wrap as torch's cast does on this CPU).")
+    return method
+
+
+for _name, _dtype in (("byte", "uint8"), ("char", "int8"), ("short", "int16"),
+                      ("cfloat", "complex64"), ("cdouble", "complex128")):
+    setattr(Tensor, _name, _dtype_method(_name, _dtype))
+
+
+@attach
+class _SizeMethods:
+    def element_size(self) -> int:
+        """Bytes per element (torch.Tensor.element_size): 4 for float32, 1 for bool."""
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element (torch.Tensor.itemsize)."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """numel * itemsize (torch.Tensor.nbytes)."""
+        return self.numel() * self.dtype.itemsize
+
+    def ndimension(self) -> int:
+        """The number of dims (torch.Tensor.ndimension, an alias of ``dim()``)."""
+        return self.dim()
+
+    def is_signed(self) -> bool:
+        """True for signed dtypes: the floats, complex and int8/16/32/64 (torch.Tensor.
+        is_signed); False for uint8 and bool."""
+        return self.dtype.name not in ("uint8", "bool")
+
+    def positive(self) -> "Tensor":
+        """`self` itself (torch.positive / unary ``+``).
+
+        Raises:
+            RuntimeError: a bool tensor (torch 2.13's message).
+        """
+        if self.dtype.name == "bool":
+            raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+        return self
+
+    def reshape_as(self, other) -> "Tensor":
+        """``self.reshape(other.shape)`` (torch.Tensor.reshape_as)."""
+        return self.reshape(other.shape)
+
+    def inverse(self) -> "Tensor":
+        """torch.Tensor.inverse: ``tg.linalg.inv(self)``."""
+        from . import linalg   # noqa: PLC0415 (linalg imports the op surface)
+        return linalg.inv(self)
+
+    def det(self) -> "Tensor":
+        """torch.Tensor.det: ``tg.linalg.det(self)``."""
+        from . import linalg   # noqa: PLC0415
+        return linalg.det(self)
+
+    def slogdet(self):
+        """torch.Tensor.slogdet: ``tg.linalg.slogdet(self)`` (sign, logabsdet)."""
+        from . import linalg   # noqa: PLC0415
+        return linalg.slogdet(self)
+
+
+# ---- torch's Tensor methods tracegrad does not build ---------------------------------------
+class _NotBuiltMethod:
+    """A class attribute for a torch.Tensor method tracegrad lacks: reading it (on the class
+    or a tensor) raises NotBuiltError, which says so and what to use instead and is an
+    AttributeError too, so ``hasattr`` reads False, as for a name that does not exist."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, obj, cls=None):
+        import tracegrad   # noqa: PLC0415 (the package imports this module)
+        from ._torch_names import hint   # noqa: PLC0415 (it imports nn)
+        from .nn._not_built import NotBuiltError   # noqa: PLC0415
+        instead = (f"tg.{self.name}(x, ...)" if callable(vars(tracegrad).get(self.name))
+                   else hint(self.name, frozenset(vars(tracegrad))))
+        raise NotBuiltError(f"Tensor.{self.name} is not built in tracegrad: {instead}. "
+                            "docs/porting.md lists what exists")
+
+
+def install_not_built() -> None:
+    """Give each torch 2.13 Tensor method tracegrad lacks its NotBuiltError (called last in
+    tracegrad/__init__.py, once every method is attached)."""
+    from ._torch_names import TORCH_TENSOR_NAMES   # noqa: PLC0415
+    for name in TORCH_TENSOR_NAMES:
+        if name not in dir(Tensor):
+            setattr(Tensor, name, _NotBuiltMethod(name))

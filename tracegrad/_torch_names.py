@@ -125,6 +125,31 @@ TORCH_NAMES = frozenset((
     "view_as_complex_copy view_as_real_copy view_copy vmap wait while_loop windows "
     "xlogy_ xpu zero_ ").split())
 
+# torch 2.13.0's public torch.Tensor attributes that tracegrad's Tensor lacks
+# (``[n for n in dir(torch.Tensor) if not n.startswith('_')]`` minus ours): reading one raises
+# NotBuiltError (tracegrad/_surface_misc.py `install_not_built`), never a bare AttributeError
+TORCH_TENSOR_NAMES = frozenset((
+    "aminmax apply_ argwhere as_strided_ as_strided_scatter as_subclass ccol_indices chalf "
+    "cholesky cholesky_inverse cholesky_solve coalesce col_indices const_data_ptr cross "
+    "crow_indices data_ptr dense_dim dequantize diagflat diagonal_scatter dim_order eig "
+    "fliplr flipud fmax fmin frexp geqrf ger grad_dtype hardshrink hash_tensor histogram i0 "
+    "i0_ index index_reduce index_reduce_ indices inner int_repr ipu is_coalesced "
+    "is_distributed is_ipu is_maia is_mtia is_nested is_nonzero is_pinned is_same_size "
+    "is_set_to is_shared is_sparse_csr is_vulkan is_xla isneginf isposinf isreal istft layout "
+    "logaddexp2 logdet lstsq lu lu_solve map2_ map_ matrix_exp matrix_power mode module_load "
+    "msort mtia mvlgamma mvlgamma_ name nanmean nanmedian nanquantile nansum narrow_copy new "
+    "new_empty_strided nonzero_static orgqr ormqr pin_memory pinverse polygamma polygamma_ "
+    "prelu q_per_channel_axis q_per_channel_scales q_per_channel_zero_points q_scale "
+    "q_zero_point qr qscheme quantile record_stream reinforce resize resize_as resize_as_ "
+    "resize_as_sparse_ row_indices select_scatter set_ share_memory_ signbit slice_inverse "
+    "slice_scatter smm solve sparse_dim sparse_mask sparse_resize_ sparse_resize_and_clear_ "
+    "sspaddmm stft storage storage_offset storage_type svd symeig to_dense to_mkldnn "
+    "to_padded_tensor to_sparse to_sparse_bsc to_sparse_bsr to_sparse_coo to_sparse_csc "
+    "to_sparse_csr triangular_solve unsafe_chunk unsafe_split unsafe_split_with_sizes "
+    "untyped_storage values volatile xpu "
+).split())
+
+
 _LINALG = {"det": "det", "inverse": "inv", "cholesky": "cholesky", "qr": "qr", "svd": "svd",
            "solve": "solve", "slogdet": "slogdet", "logdet": "slogdet (logabsdet, with sign)",
            "symeig": "eigh", "eig": "eigh (symmetric matrices)",
