@@ -165,10 +165,11 @@ class OpDef:
             in-place write through the view, tracegrad/_views.py), written with frontend
             ops; None: writing through such a view is not supported.
         view_pieces: for a VIEW op with several outputs (unbind, split), ``view_pieces(
-            shape, i, **attrs)`` (`shape`: the input's): the chain of single-output view ops, ``((op, attrs), ...)``, that
-            makes output `i` from the input: what a view records for replaying itself and
-            writing through to its base (tracegrad/_views.py), so that one node stands for
-            all outputs, as torch's SplitBackward0.
+            shape, i, **attrs)`` (`shape`: the input's): the chain of single-output view
+            ops, ``((op, attrs), ...)``, that makes output `i` from the input: what a view
+            records for replaying itself and writing through to its base
+            (tracegrad/_views.py), so that one node stands for all outputs, as torch's
+            SplitBackward0.
         simplify: ``simplify(b, node, ins) -> Value | None``: an exact algebraic rewrite
             of the op (``x * 1 -> x``, ``permute(permute(x))`` -> one permute) that
             passes/simplify.py applies; builders of the common kinds in ir/ops/_rewrites.py.
@@ -476,12 +477,13 @@ class CompositeDef(OpDef):
 
     params: tuple = ()
     node_inputs: tuple | None = None
-    _param_kinds: dict | None = None
 
     def __post_init__(self):
         super().__post_init__()
         self.trailing = tuple((p.name, p.default) for p in self.params[self.n_inputs:])
         self.tensor_params = tuple(p.name for p in self.params if p.is_tensor)
+        # `node_operands`' table: (variadic, accepts a Number) per parameter
+        self._param_kinds = {p.name: (p.variadic, "Number" in p.accepts) for p in self.params}
         # `bind`'s shortcut for a call with the inputs only: every other parameter's default
         self.default_attrs = (None if any(d is REQUIRED for _, d in self.trailing)
                               else dict(self.trailing))
@@ -505,9 +507,6 @@ class CompositeDef(OpDef):
             if names is None:
                 return None
         kinds = self._param_kinds
-        if kinds is None:   # (variadic, accepts a Number) per parameter, made once
-            kinds = self._param_kinds = {p.name: (p.variadic, "Number" in p.accepts)
-                                         for p in self.params}
         scalar_overload = not any(kinds[n][1] and is_operand(values[n]) for n in names)
         out = []
         for n in names:

@@ -1,6 +1,9 @@
 """Tensor methods torch 2.13 has that the probe found missing: ``_is_view``, ``is_conj`` /
-``resolve_conj`` (and ``is_neg`` / ``resolve_neg``), ``resize_`` and the varargs form of
-``sum_to_size``.
+``resolve_conj`` (and ``is_neg`` / ``resolve_neg``), ``resize_``, the varargs form of
+``sum_to_size``, the size queries (``element_size``, ``nbytes`` ...), ``positive``,
+``reshape_as`` and the linalg aliases; and the NotBuiltError of every other torch Tensor
+method tracegrad lacks (`install_not_built`).  The dtype shorthands (``byte``, ``cfloat``
+...) sit with ``float`` / ``long`` in _tensor_methods.py.
 
 tracegrad has no lazy conjugation or negation (``x.conj()`` of a complex tensor computes the
 conjugate), so the conj/neg bits are always False and resolving returns the tensor itself.
@@ -12,7 +15,6 @@ import math
 import numpy as np
 
 from tracegrad.ir.errors import with_location
-from tracegrad.ir import types as T
 from tracegrad.ir.graph import Value
 
 from . import _state, _views
@@ -116,21 +118,7 @@ class _MiscMethods:
         return self
 
 
-# ---- dtype shorthands, sizes and small linear-algebra aliases torch's Tensor has ----------
-def _dtype_method(name: str, dtype_name: str):
-    def method(self, memory_format=None) -> "Tensor":
-        return self.to(getattr(T, dtype_name))
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = (f"``self.to({dtype_name})`` (torch.Tensor.{name}; out-of-range floats "
-                      "wrap as torch's cast does on this CPU).")
-    return method
-
-
-for _name, _dtype in (("byte", "uint8"), ("char", "int8"), ("short", "int16"),
-                      ("cfloat", "complex64"), ("cdouble", "complex128")):
-    setattr(Tensor, _name, _dtype_method(_name, _dtype))
-
-
+# ---- sizes and small linear-algebra aliases torch's Tensor has ------------------------------
 @attach
 class _SizeMethods:
     def element_size(self) -> int:

@@ -102,27 +102,27 @@ _tensor_pow, _tensor_rpow, _tensor_method_pow = Tensor.__pow__, Tensor.__rpow__,
 _tensor_rsub = Tensor.__rsub__
 
 
-@attach
-class _OverloadNamedMethods:
-    def __pow__(self, exponent):
-        res = _tensor_pow(self, exponent)
+def _tensor_power(wrapped):
+    """`wrapped` (``Tensor.__pow__`` or ``Tensor.pow``) naming its node PowBackward1 for a
+    tensor exponent, as torch 2.13."""
+    def method(self, exponent):
+        res = wrapped(self, exponent)
         return _named(res, "PowBackward1", self, exponent) if isinstance(exponent, Tensor) \
             else res
+    method.__name__ = wrapped.__name__
+    method.__doc__ = ((wrapped.__doc__ or "").rstrip() + "\n\nThe backward node is "
+                      "PowBackward1 for a tensor exponent (torch 2.13's overload name).")
+    return method
+
+
+@attach
+class _OverloadNamedMethods:
+    __pow__ = _tensor_power(_tensor_pow)
+    pow = _tensor_power(_tensor_method_pow)
 
     def __rpow__(self, base):
         res = _tensor_rpow(self, base)
         return _named(res, "PowBackward2", self) if type(base) in _PLAIN else res
-
-    def pow(self, exponent):
-        """torch.Tensor.pow: `self` ** `exponent` (a tensor or a number), broadcast, promoted
-        (PowBackward1 for a tensor exponent, as torch 2.13).
-
-        Raises:
-            RuntimeError: an integer tensor to a negative Python int power.
-        """
-        res = _tensor_method_pow(self, exponent)
-        return _named(res, "PowBackward1", self, exponent) if isinstance(exponent, Tensor) \
-            else res
 
     def __rsub__(self, other):
         res = _tensor_rsub(self, other)

@@ -210,6 +210,21 @@ class _TensorMethods:
     def bool(self):
         return self.to(T.bool_)
 
+    def byte(self):   # out-of-range floats wrap as torch's cast does on this CPU (-2.0 -> 254)
+        return self.to(T.uint8)
+
+    def char(self):
+        return self.to(T.int8)
+
+    def short(self):
+        return self.to(T.int16)
+
+    def cfloat(self):
+        return self.to(T.complex64)
+
+    def cdouble(self):
+        return self.to(T.complex128)
+
     def type_as(self, other):
         return self.to(other.dtype)
 

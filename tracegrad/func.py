@@ -170,6 +170,16 @@ def vjp(func, *primals, has_aux: bool = False):
     return (out_plain, vjp_fn, _plain(aux, outer)) if has_aux else (out_plain, vjp_fn)
 
 
+def _argnums(argnums, args: tuple, fn: str) -> tuple:
+    """`argnums` as a tuple, each naming a tensor among `args` (RuntimeError naming `fn`)."""
+    nums = argnums if isinstance(argnums, tuple) else (argnums,)
+    for n in nums:
+        if not (-len(args) <= n < len(args)) or not isinstance(args[n], Tensor):
+            raise RuntimeError(f"{fn}: argnums {n} does not name a tensor among the "
+                               f"{len(args)} arguments")
+    return nums
+
+
 def grad(func, argnums: int | tuple[int, ...] = 0, has_aux: bool = False):
     """The gradient function of a scalar `func` (torch.func.grad).
 
@@ -183,11 +193,7 @@ def grad(func, argnums: int | tuple[int, ...] = 0, has_aux: bool = False):
         RuntimeError: the output is not a 0-d tensor (torch's message).
     """
     def grad_fn(*args):
-        nums = argnums if isinstance(argnums, tuple) else (argnums,)
-        for n in nums:
-            if not (-len(args) <= n < len(args)) or not isinstance(args[n], Tensor):
-                raise RuntimeError(f"grad(f)(*args): argnums {n} does not name a tensor among "
-                                   f"the {len(args)} arguments")
+        nums = _argnums(argnums, args, "grad(f)(*args)")
         xs = list(args)
         chosen = _inputs([args[n] for n in nums])
         for n, x in zip(nums, chosen):
@@ -213,11 +219,7 @@ def grad(func, argnums: int | tuple[int, ...] = 0, has_aux: bool = False):
 # ---- jacrev / jacfwd / hessian ------------------------------------------------------------
 def _jacobian_transform(func, argnums, has_aux: bool, fn: str, compute):
     def wrapper(*args):
-        nums = argnums if isinstance(argnums, tuple) else (argnums,)
-        for n in nums:
-            if not (-len(args) <= n < len(args)) or not isinstance(args[n], Tensor):
-                raise RuntimeError(f"{fn}: argnums {n} does not name a tensor among the "
-                                   f"{len(args)} arguments")
+        nums = _argnums(argnums, args, fn)
         aux = []
 
         def f(*chosen):
