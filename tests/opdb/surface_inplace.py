@@ -63,6 +63,18 @@ def _nextafter_samples(rng, dtype):
     return [Sample((x, uniform(rng, (3,), dtype))), Sample((x, x), fd=False)]
 
 
+def _nextafter_ref(xp, x, y):
+    """nextafter's value with torch's gradient: jax has no derivative rule for nextafter, so
+    its reference is ``x + (nextafter(x, y) - x)`` with nextafter's operands behind
+    stop_gradient (exact: adjacent floats differ by one ulp), which jax differentiates to the
+    cotangent for `x` and zeros for `y`."""
+    if xp is np:
+        return np.nextafter(x, y)
+    import jax   # the jax reference only: opdb's generic checks pass xp=jax.numpy
+    xs, ys = jax.lax.stop_gradient(x), jax.lax.stop_gradient(y)
+    return x + (xp.nextafter(xs, ys) - xs)
+
+
 def _renorm_ref(xp, x, p, dim, maxnorm):
     others = tuple(i for i in range(x.ndim) if i != dim % x.ndim)
     a = xp.abs(x)
@@ -213,7 +225,7 @@ OPS = [
            complex_samples=_float_power_complex,
            notes="computed in float64 (complex128): a float32 input's gradient is cast back "
                  "to float32"),
-    OpInfo("nextafter", tg.nextafter, lambda xp, x, y: xp.nextafter(x, y), _nextafter_samples,
+    OpInfo("nextafter", tg.nextafter, _nextafter_ref, _nextafter_samples,
            no_fd="torch 2.13's backward passes the cotangent to input unchanged and gives "
                  "other zeros (the function is a step function)",
            skips={"gradgradcheck": "the rule's second derivative is zero, as torch's"},
