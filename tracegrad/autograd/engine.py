@@ -15,6 +15,8 @@
    ``tg.compile`` traces, op by op through the tensor dispatcher, which
    records the backward ops on the tape (or into the traced program).
 
+`backward` then writes the gradients into ``.grad`` (grad_accumulation.py).
+
 Hooks and custom `Function` backwards are ``host_call`` nodes of the
 program, placed by marks in the forward graph built here (see hooks.py); a
 program with host calls runs segment by segment around them.  In anomaly
@@ -44,11 +46,11 @@ from .backward_program import (  # noqa: F401
     _program_for, cache_info, clear_cache)
 from .saved_values import _saved_inputs, _saved_value, _saved_values  # noqa: F401
 from .wiring import CONSTANT, LeafRef, NodeRef, _collect, _Wiring  # noqa: F401
+from .grad_accumulation import _accumulate, _accumulate_with_hooks, _detached  # noqa: F401
 from ..dispatch.frontend import EAGER
 from .._ops import full, stack
 from .._creation import tensor
 from .grad_mode import set_grad_enabled
-from .grad_mode import no_grad
 from .._creation import zeros_like
 
 
@@ -357,43 +359,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                     _accumulate(t, g, create_graph)
 
 
-def _accumulate_with_hooks(t: Tensor, g: Tensor, create_graph: bool) -> None:
-    """AccumulateGrad with its hooks, in torch's order: the node's pre-hooks on ``(grad,)``,
-    accumulation (none for a None `g`), the tensor's post-accumulate-grad hooks, the node's
-    post-hooks."""
-    acc = t._accumulator() if t._accumulator is not None else None
-    ex = acc.extra if acc is not None else None
-    with set_grad_enabled(create_graph):
-        if ex is not None and ex.pre_hooks:
-            g = hooks._run_node_hooks(ex.pre_hooks, lambda cur: (cur,), (g,), "pre")[0]
-    if g is not None:   # None: no gradient reached it; the hooks still run, as torch's
-        _accumulate(t, g, create_graph)
-    with set_grad_enabled(create_graph):   # as torch's engine: `p.sub_(p.grad)` works
-        table = getattr(t, "_hooks", None)
-        if table is not None and table.post_acc:
-            for fn in list(table.post_acc.values()):
-                fn(t)
-        if ex is not None and ex.post_hooks:
-            for fn in list(ex.post_hooks.values()):
-                fn((), (g,))
-
-
-def _grad_copy(t: Tensor, g: Tensor) -> Tensor:
-    """The first `.grad` a ``create_graph=True`` backward gives `t`: a copy of `g` with
-    history, as torch's (a leaf's AccumulateGrad copies it into a new tensor, node
-    ``CopyBackwards`` showing edges (None, g); a retained non-leaf clones it,
-    ``CloneBackward0``), so ``t.grad`` is not the gradient the graph computed."""
-    if g.grad_fn is None:
-        return g
-    with set_grad_enabled(True):
-        out = g.clone()
-    if t.grad_fn is None and out.grad_fn is not None:
-        ex = out.grad_fn._extra()
-        ex.name = "torch::autograd::CopyBackwards"
-        ex.edges = (None, (g.grad_fn, g._out_index))
-    return out
-
-
 def _leaves_and_retained(nodes: list[TapeNode], roots: list[Tensor],
                          w: _Wiring | None = None) -> list[Tensor]:
     """What ``backward()`` accumulates into: leaf roots, the leaves in order of first use,
@@ -420,46 +385,6 @@ def _leaves_and_retained(nodes: list[TapeNode], roots: list[Tensor],
                 if t is not None and id(t) not in seen:
                     seen.add(id(t))
                     out.append(t)
-    return out
-
-
-def _accumulate(t: Tensor, g: Tensor, create_graph: bool) -> None:
-    if t._grad is None:
-        t._set_grad(_grad_copy(t, g) if create_graph else _detached(g))
-    elif create_graph:
-        t._set_grad(t._grad + g)
-    else:
-        old = t._grad
-        if _plain_sum(old, g):   # what `old.add_(g)` does, without the op machinery
-            with np.errstate(all="ignore"):
-                old._data = old._data + g._data
-            old._vc[0] += 1
-            return
-        with no_grad():
-            if old._base is None and not old._requires_grad:
-                old.add_(g)
-            else:
-                t._set_grad(old + g)
-
-
-def _plain_sum(old: Tensor, g: Tensor) -> bool:
-    """Can ``old.add_(g)`` be done on the arrays: eager NumPy values of one shape and dtype,
-    `old` a plain tensor (no views, history, hooks, tangent or inference flag)."""
-    a, b = old._data, g._data
-    return (type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape
-            and a.dtype == b.dtype and old._base is None and not old._views
-            and not old._requires_grad and old.grad_fn is None
-            and getattr(old, "_fw", None) is None and not getattr(old, "_inference", False)
-            and _state.local.tracer is None)
-
-
-def _detached(g: Tensor) -> Tensor:
-    """`g` cut from the graph and from any view base (a gradient owns its value)."""
-    if g.grad_fn is None and not g._requires_grad and g._base is None:
-        return g
-    out = Tensor(g._data)
-    if getattr(g, "_fw", None) is not None:   # a forward-AD tangent stays (forward_ad.py)
-        forward_ad.copy_tangent(out, g)
     return out
 
 
