@@ -33,6 +33,7 @@ LAYERS = {
     "core": ["tracegrad.dispatch", "tracegrad.backends", "tracegrad._state", "tracegrad.tensor",
              "tracegrad._tensor_str", "tracegrad._tensor_methods", "tracegrad._inplace",
              "tracegrad._views", "tracegrad._device", "tracegrad._ops", "tracegrad._creation",
+             "tracegrad._random_creation",
              "tracegrad._generator", "tracegrad._random", "tracegrad._args", "tracegrad._pow",
              "tracegrad._indexing", "tracegrad._composite", "tracegrad.amp", "tracegrad._dump",
              "tracegrad.grad_scaler",
