@@ -2,7 +2,9 @@
 Hutter 2019)."""
 from __future__ import annotations
 
-from .. import _creation
+import math
+
+from .. import _creation, _state
 from ..ir.types import float32
 from .optimizer import Optimizer, check_hyper, check_impl, real_views
 
@@ -68,7 +70,16 @@ class Adam(Optimizer):
                                       decoupled_weight_decay=decoupled_weight_decay))
 
     def _update_group(self, group: dict, hyper: dict) -> None:
-        lr, (beta1, beta2), wd = hyper["lr"], hyper["betas"], hyper["weight_decay"]
+        # Eagerly the hyper-parameters and the bias corrections are Python floats, as in
+        # torch's single-tensor Adam: each scalar expression is Python arithmetic, not a 0-d
+        # tensor op and a conversion per parameter (minGPT's 41 parameters: 33 ops each,
+        # 20 ms a step; docs/performance.md, "Ported programs, more").  Traced, they are the
+        # group's 0-d float64 tensors, read as data, so a schedule does not retrace.  Both
+        # give the same values: the scalars are float64 either way, cast to the parameter's
+        # dtype where they meet it.
+        eager = _state.local.tracer is None
+        src = group if eager else hyper
+        lr, (beta1, beta2), wd = src["lr"], src["betas"], src["weight_decay"]
         for p, grad in self._grads(group):
             state = self.state[p]
             if "step" not in state:
@@ -91,8 +102,13 @@ class Adam(Optimizer):
             exp_avg.add_((grad - exp_avg) * (1 - beta1))     # torch's lerp_
             exp_avg_sq.mul_(beta2).add_((1 - beta2) * grad * grad)
             # the bias corrections in float64, as torch's Python-float arithmetic
-            step_size = lr / (1 - beta1 ** step)
-            bias_correction2_sqrt = (1 - beta2 ** step).sqrt()
+            if eager:
+                t = float(step.item())
+                step_size = lr / (1 - beta1 ** t)
+                bias_correction2_sqrt = math.sqrt(1 - beta2 ** t)
+            else:
+                step_size = lr / (1 - beta1 ** step)
+                bias_correction2_sqrt = (1 - beta2 ** step).sqrt()
             if max_sq is not None:
                 max_sq.copy_(max_sq.maximum(exp_avg_sq))
             second = exp_avg_sq if max_sq is None else max_sq
