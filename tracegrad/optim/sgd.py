@@ -1,6 +1,7 @@
 """Stochastic gradient descent with momentum and weight decay (torch.optim.SGD)."""
 from __future__ import annotations
 
+from .. import _state
 from .optimizer import Optimizer, check_hyper, check_impl
 
 
@@ -42,15 +43,18 @@ class SGD(Optimizer):
                                       maximize=maximize))
 
     def _update_group(self, group: dict, hyper: dict) -> None:
+        # eagerly the group's Python floats (as torch): a 0-d float64 operand costs a
+        # conversion op per use; traced, the 0-d tensors read as data (see optimizer.py)
+        src = group if _state.local.tracer is None else hyper
         for p, g in self._grads(group):
             if group["weight_decay"] != 0:
-                g = g + p * hyper["weight_decay"]
+                g = g + p * src["weight_decay"]
             if group["momentum"] != 0:
                 state = self.state[p]
                 buf = state.get("momentum_buffer")
                 if buf is None:
                     buf = state["momentum_buffer"] = g.detach().clone()
                 else:
-                    buf.mul_(hyper["momentum"]).add_(g, alpha=1 - group["dampening"])
-                g = g + buf * hyper["momentum"] if group["nesterov"] else buf
-            p.sub_(g * hyper["lr"])
+                    buf.mul_(src["momentum"]).add_(g, alpha=1 - group["dampening"])
+                g = g + buf * src["momentum"] if group["nesterov"] else buf
+            p.sub_(g * src["lr"])
