@@ -35,10 +35,8 @@ def _bmm_kernel(xp, a, b):
     if xp is np and b.ndim == 2 and a.ndim > 2:
         # one 2-D GEMM instead of NumPy's loop of one BLAS call per batch matrix
         out = _blas.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[-1:])
-    else:
-        out = _blas.matmul(a, b) if xp is np else xp.matmul(a, b)
-    # NumPy's bfloat16 matmul (ml_dtypes) returns float32
-    return out if out.dtype == a.dtype else out.astype(a.dtype)
+        return out if out.dtype == a.dtype else out.astype(a.dtype)   # ml_dtypes: float32
+    return _blas.product(xp, a, b)   # bfloat16 / float16 on jax: float32 accumulation
 
 
 def _bmm_vjp(b, ct, x, y, out):

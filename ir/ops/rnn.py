@@ -43,8 +43,7 @@ SAVED = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 5, "GRU": 4}   # per-step saved w
 
 # ---- shared step arithmetic (NumPy and jax.numpy) -------------------------------------------
 def _mm(xp, a, b):
-    out = _blas.matmul(a, b) if xp is np else xp.matmul(a, b)
-    return out if out.dtype == a.dtype else out.astype(a.dtype)   # NumPy bfloat16 -> float32
+    return _blas.product(xp, a, b)   # a's dtype; half precision on jax accumulates in float32
 
 
 def _sig(xp, x):
