@@ -12,6 +12,7 @@ import tracegrad as tg
 from .harness import JAX, record, time_interleaved
 
 CHAIN = 200   # elementwise ops per chain (workload 3)
+DEVICE = "tg.compile, xla tensors"   # the dispatch rows of device-resident tensors
 
 
 def _chain(y):
@@ -124,7 +125,9 @@ def dispatch(steps: int, calls: int = 20) -> list[dict]:
     """A cached call on tiny inputs: ``tg.compile`` against ``jax.jit`` (µs per call).
     ``dispatch:fn`` is ``(a * b).sum()`` on 4-element tensors; ``dispatch:step`` a
     Linear(4, 2) SGD step on an 8x4 batch (guards on the lifted parameters, write-back of
-    parameters and ``.grad``).  Each sample is `calls` calls; results are waited for."""
+    parameters and ``.grad``).  Each runs on host tensors and on "xla" tensors (their
+    storage jax arrays: no conversion in or out, the step's state donated).  Each sample
+    is `calls` calls; results are waited for."""
     import jax
     import jax.numpy as jnp
     from . import jax_models
@@ -134,20 +137,33 @@ def dispatch(steps: int, calls: int = 20) -> list[dict]:
     jf = jax.jit(lambda u, v: (u * v).sum())
     ta, tb, ja, jb = tg.tensor(a), tg.tensor(b), jnp.asarray(a), jnp.asarray(b)
 
-    tg.manual_seed(0)
-    model = tg.nn.Linear(4, 2)
-    opt = tg.optim.SGD(model.parameters(), lr=0.01)
+    # the same function on device-resident tensors ("xla": jax's default device, whose
+    # arrays the program takes and returns as they are; backends/device_arrays.py)
+    tf_dev = tg.compile(lambda u, v: (u * v).sum())
+    da, db = ta.to("xla"), tb.to("xla")
+
     x = rng.standard_normal((8, 4)).astype(np.float32)
     y = rng.standard_normal((8, 2)).astype(np.float32)
     tx, ty = tg.tensor(x), tg.tensor(y)
+    dx, dy = tx.to("xla"), ty.to("xla")
 
-    @tg.compile
-    def tstep(u, v):
-        opt.zero_grad()
-        loss = ((model(u) - v) ** 2).mean()
-        loss.backward()
-        opt.step()
-        return loss
+    def linear_step(device):
+        tg.manual_seed(0)
+        model = tg.nn.Linear(4, 2)
+        if device is not None:
+            model.to(device)
+        opt = tg.optim.SGD(model.parameters(), lr=0.01)
+
+        @tg.compile
+        def tstep(u, v):
+            opt.zero_grad()
+            loss = ((model(u) - v) ** 2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+        return model, tstep
+    model, tstep = linear_step(None)
+    _, tstep_dev = linear_step("xla")
 
     def jloss(p, u, v):
         return jnp.mean((u @ p["weight"].T + p["bias"] - v) ** 2)
@@ -160,8 +176,10 @@ def dispatch(steps: int, calls: int = 20) -> list[dict]:
         return loss.block_until_ready()
 
     fns = {("dispatch:fn", "tg.compile"): lambda: tf(ta, tb),
+           ("dispatch:fn", DEVICE): lambda: tf_dev(da, db)._data.block_until_ready(),
            ("dispatch:fn", JAX): lambda: jf(ja, jb).block_until_ready(),
            ("dispatch:step", "tg.compile"): lambda: tstep(tx, ty),
+           ("dispatch:step", DEVICE): lambda: tstep_dev(dx, dy)._data.block_until_ready(),
            ("dispatch:step", JAX): jax_step}
     first = {}
     for k, f in fns.items():

@@ -4,8 +4,9 @@ _random_creation.py and re-exported here).
 
 Defaults follow torch: Python floats -> float32, ints -> int64, bools -> bool;
 NumPy arrays keep their dtype.  Every function takes torch's ``device=`` keyword:
-None, "cpu" or ``tg.device("cpu")``; any other device raises NotImplementedError
-(`_device.check_device`: tracegrad tensors live on the CPU).
+None / "cpu" (the host), "xla" or "cuda" (a jax device: the tensor's storage is a jax
+array there, `_device.creates_on_device`); the ``*_like`` forms default to their input's
+device; any other device raises NotImplementedError (`_device.check_device`).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from tracegrad.ir.scalars import check_array, check_scalar
 
 from . import _generator, _ops, _state
 from ._args import bool_arg, check_alloc, dtype_arg, leaf
-from ._device import check_device
+from ._device import check_device, creates_on_device
 from .tensor import Tensor
 
 _INVALID = {   # torch 2.13's accepted forms, named in its "invalid combination" TypeError
@@ -163,6 +164,7 @@ def _copy_construct_warning() -> None:
     warnings.warn(msg, UserWarning, stacklevel=level)
 
 
+@creates_on_device
 def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """A new leaf tensor holding a copy of `data` (torch.tensor).
 
@@ -234,6 +236,7 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     return Tensor(arr)
 
 
+@creates_on_device
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """`data` itself when it is a tensor and no dtype is asked for, else `tensor(data, dtype)`
     (torch.as_tensor; a NumPy array is copied here, torch shares it); a tensor of another
@@ -244,6 +247,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return tensor(data, dtype)
 
 
+@creates_on_device
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
          generator=None) -> Tensor:
     """`fill_value` everywhere, shape `size` (torch.full); dtype inferred from the value
@@ -276,6 +280,7 @@ def _filled(name: str, value, args, size, dtype, requires_grad) -> Tensor:
     return leaf(name, _ops.full(size, value, dt), requires_grad)
 
 
+@creates_on_device
 def zeros(*args, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Zeros of shape `size` (torch.zeros), float32 unless `dtype` is given.  The size is
     ints (``zeros(2, 3)``), one tuple/list/`tg.Size`, or ``size=``; errors as `parse_size`."""
@@ -283,6 +288,7 @@ def zeros(*args, size=None, dtype=None, device=None, requires_grad: bool = False
     return _filled("zeros", 0, args, size, dtype, requires_grad)
 
 
+@creates_on_device
 def ones(*args, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Ones of shape `size` (torch.ones), float32 unless `dtype` is given; size forms and
     errors as `zeros`."""
@@ -290,6 +296,7 @@ def ones(*args, size=None, dtype=None, device=None, requires_grad: bool = False)
     return _filled("ones", 1, args, size, dtype, requires_grad)
 
 
+@creates_on_device
 def empty(*args, size=None, dtype=None, device=None, requires_grad: bool = False,
           memory_format=None) -> Tensor:
     """A tensor of shape `size` whose values are unspecified (torch.empty); here they are
@@ -308,7 +315,7 @@ def _like(make, name: str, doc: str):
         return make(t.shape, dtype=dtype_arg(name, dtype, t.dtype), requires_grad=requires_grad)
     like.__name__ = like.__qualname__ = name
     like.__doc__ = doc
-    return like
+    return creates_on_device(like)   # on `t`'s device unless `device` says otherwise
 
 
 zeros_like = _like(zeros, "zeros_like", "torch.zeros_like: zeros of `t`'s shape, in `t`'s "
@@ -317,6 +324,7 @@ ones_like = _like(ones, "ones_like", "torch.ones_like: ones of `t`'s shape, in `
                   "unless `dtype` is given.")
 
 
+@creates_on_device
 def full_like(t: Tensor, fill_value, dtype=None, *, device=None, requires_grad: bool = False,
               memory_format=None) -> Tensor:
     """torch.full_like: `fill_value` in `t`'s shape and dtype (unless `dtype` is given; a
@@ -329,6 +337,7 @@ def full_like(t: Tensor, fill_value, dtype=None, *, device=None, requires_grad: 
 empty_like = _like(zeros, "empty_like", "torch.empty_like; zeros here, as `empty`.")
 
 
+@creates_on_device
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
         requires_grad: bool = False) -> Tensor:
     """The `n` x `m` identity matrix (m defaults to n): ones on the diagonal (torch.eye).
@@ -353,6 +362,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None,
     return leaf("eye", t, requires_grad)
 
 
+@creates_on_device
 def linspace(start, end, steps: int, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """`steps` values evenly spaced from `start` to `end`, both included (torch.linspace).
@@ -415,6 +425,7 @@ def _range_scalar(v):
     return v
 
 
+@creates_on_device
 def arange(start, end=None, step=1, *, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Values in [start, end) by step (torch.arange); int64 unless a bound is a float.

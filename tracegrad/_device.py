@@ -1,11 +1,18 @@
 """Devices: `tg.device` and the one check of every ``device=`` argument.
 
-tracegrad tensors live on the host: eager values are NumPy arrays, and compiled programs
-run through jax on the CPU and hand their results back as host arrays.  So "cpu" is the
-only device a tensor can be on; the other torch device names parse (``tg.device("cuda")``
-is a valid object, as in torch) but using one for a tensor raises NotImplementedError.
+A tensor lives on the host (its value a NumPy array) or on a jax device: "xla" (jax's
+default backend, the CPU here) or "cuda" (jax's GPU backend, where present), whose tensors
+hold `jax.Array`s (backends/device_arrays.py).  The other torch device names parse
+(``tg.device("mps")`` is a valid object, as in torch) but using one for a tensor raises
+NotImplementedError.
 """
 from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .backends.device_arrays import ARRAY_TYPES, put
 
 # the device types torch.device parses (torch/csrc: c10::DeviceType names)
 DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip",
@@ -83,30 +90,73 @@ class device:  # noqa: N801  (torch.device)
 
 
 CPU = device("cpu")
+JAX_DEVICE_TYPES = ("xla", "cuda")   # device types whose tensors hold jax arrays
 
 
-def check_device(name: str, dev) -> None:
-    """Accept `dev` as a tensor's device if it is None, "cpu", "cpu:N" or a cpu `device`:
-    the one check behind every ``device=`` argument and ``to(device)``.
+def check_device(name: str, dev):
+    """The jax device a ``device=`` argument or ``to(device)`` names, or None for the host:
+    the one check behind every device argument.
+
+    None, "cpu", "cpu:N" and cpu `device`s are the host (NumPy storage).  "xla" / "xla:N"
+    is jax's default backend and "cuda" / "cuda:N" its GPU backend; tensors there hold
+    `jax.Array`s (backends/device_arrays.py).
 
     Raises:
-        NotImplementedError: any other device (tracegrad tensors live on the CPU), naming
-            the call `name`.
+        NotImplementedError: any other device type, or "cuda" where jax has no GPU (a
+            RuntimeError too, as torch's "No CUDA GPUs are available"), naming the call `name`.
         RuntimeError / TypeError: `dev` is not a device name at all (from `device`).
     """
     if dev is None or dev is CPU or (type(dev) is str and dev == "cpu"):   # no object built
-        return
+        return None
     if not isinstance(dev, device):
         try:
             dev = device(dev)
         except (RuntimeError, TypeError, NotImplementedError) as e:
             raise type(e)(f"{name}: {e}") from None
-    if dev.type != "cpu":
-        raise NotImplementedError(f"{name}: device {str(dev)!r} is not supported yet; "
-                                  "tracegrad tensors live on the CPU")
+    if dev.type == "cpu":
+        return None
+    if dev.type in JAX_DEVICE_TYPES:
+        from .backends.device_arrays import jax_device
+        try:
+            return jax_device(dev)
+        except RuntimeError as e:
+            raise NotImplementedError(f"{name}: {e}") from None
+    raise NotImplementedError(f"{name}: device {str(dev)!r} is not supported yet; tracegrad "
+                              "tensors live on the CPU or on a jax device ('xla', 'cuda')")
+
+
+def check_host(name: str, dev) -> None:
+    """`check_device` for the calls that make host tensors only (legacy typed constructors):
+    any device but the CPU raises NotImplementedError naming `name`."""
+    if check_device(name, dev) is not None:
+        raise NotImplementedError(f"{name}: only device='cpu' is supported here; make the "
+                                  "tensor on the CPU and move it with .to(device)")
 
 
 def is_device_name(a) -> bool:
     """True for a `device` or a string naming one (``to("cuda:0")``), so `parse_to_args` can
     tell a positional device from a dtype."""
     return isinstance(a, device) or (isinstance(a, str) and a.partition(":")[0] in DEVICE_TYPES)
+
+
+def creates_on_device(fn):
+    """Decorator of a creation function taking ``device=``: the host tensor it makes is put
+    on that device (its storage a jax array, backends/device_arrays.py).  A ``*_like`` form
+    (its first argument a tensor) defaults to that tensor's device, as torch's.  The
+    function itself checks the argument (`check_device`, raising with its name)."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        dev = kwargs.get("device")
+        if dev is None and args and type(getattr(args[0], "_data", None)) in ARRAY_TYPES:
+            target = args[0]._data.device   # zeros_like(x) of a device tensor x
+        elif dev is None or dev is CPU or (type(dev) is str and dev == "cpu"):
+            return out
+        else:
+            target = check_device(name, dev)
+        if target is not None and type(out._data) is np.ndarray:   # not while tracing
+            out._data = put(out._data, target)
+        return out
+    return wrapper

@@ -30,6 +30,7 @@ from tracegrad.ir.ops.index import bounds_error, checked_index
 
 from . import _ops, _state, _view_names
 from .dispatch.frontend import EAGER
+from .backends.device_arrays import host, placed_like
 from .tensor import Tensor
 
 ADV = "adv"    # an item of the result layout filled by the advanced indices
@@ -185,9 +186,9 @@ def _layout(x: Tensor, tokens: list, what: str) -> _Layout:
             else:
                 if _is_traced(k):
                     raise _value_error("indexing with a boolean mask", k)
-                for j, idx in enumerate(np.nonzero(k._data)):
+                for j, idx in enumerate(np.nonzero(host(k._data))):
                     lay.take(0, shape[d + j], 1, ADV)
-                    lay.adv.append((d + j, Tensor(idx.astype(np.int64))))
+                    lay.adv.append((d + j, Tensor(placed_like(idx.astype(np.int64), k._data))))
             d += k.ndim
     if lay.adv and any(kind == "bool" for kind, _ in tokens):
         # torch reads the bool as an index array on its new dim, broadcast with the others
@@ -212,9 +213,9 @@ def _normalize_index(idx: Tensor, size: int, dim: int, what: str) -> Tensor:
         idx = _ops.convert(idx, T.int64)
     idx = checked_index(EAGER, what, idx, size, dim, negative=True)
     if not _is_traced(idx):
-        a = idx._data
+        a = host(idx._data)
         if a.size and a.min() < 0:
-            return Tensor(np.where(a < 0, a + size, a))
+            return Tensor(placed_like(np.where(a < 0, a + size, a), idx._data))
         return idx
     return _ops.where(_ops.lt(idx, 0), _ops.add(idx, size), idx)
 
@@ -398,10 +399,11 @@ def nonzero(input: Tensor, *, as_tuple: bool = False):
     """
     if _is_traced(input):
         raise _value_error("nonzero", input)
-    a = input._data
+    a = input._data   # a device tensor's indices are found on the host and put back there
     if as_tuple:
-        return tuple(Tensor(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(a)))
-    return Tensor(np.argwhere(a).astype(np.int64))
+        return tuple(Tensor(placed_like(i.astype(np.int64), a))
+                     for i in np.nonzero(np.atleast_1d(host(a))))
+    return Tensor(placed_like(np.argwhere(host(a)).astype(np.int64), a))
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
@@ -422,7 +424,8 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
                          "broadcast").add_location(_state.user_location(2))
     if _is_traced(mask):
         raise _value_error("masked_select", mask)
-    flat = Tensor(np.flatnonzero(np.broadcast_to(mask._data, shape)).astype(np.int64))
+    flat = Tensor(placed_like(np.flatnonzero(np.broadcast_to(host(mask._data), shape))
+                              .astype(np.int64), input._data))
     x = input if input.shape == shape else _ops.expand(input, shape)
     return _ops.index_take(_ops.reshape(x, (-1,)), flat, 0)
 

@@ -16,7 +16,7 @@ from tracegrad.ir import types as T
 from . import _generator, _ops, _state
 from ._args import bool_arg, check_alloc, dtype_arg, leaf
 from ._creation import _dim, _invalid, _like, parse_size
-from ._device import check_device
+from ._device import check_device, creates_on_device
 from .dispatch.grad_mode import no_grad
 from .tensor import Tensor
 
@@ -43,6 +43,7 @@ def _random(name, args, size, dtype, distribution, requires_grad, generator) -> 
     return leaf(name, t, requires_grad)
 
 
+@creates_on_device
 def randn(*args, size=None, generator=None, dtype=None, device=None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples of shape `size` (torch.randn) from `generator` (default: the
@@ -57,6 +58,7 @@ def randn(*args, size=None, generator=None, dtype=None, device=None,
     return _random("randn", args, size, dtype, "normal", requires_grad, generator)
 
 
+@creates_on_device
 def rand(*args, size=None, generator=None, dtype=None, device=None,
          requires_grad: bool = False) -> Tensor:
     """Uniform [0, 1) samples of shape `size` (torch.rand) from `generator`; size forms and
@@ -102,6 +104,7 @@ def _randint_args(args, low, high, size):
     return operator.index(low), operator.index(high), parse_size("randint", (size,))
 
 
+@creates_on_device
 def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
     """Integers uniform in [low, high) (torch.randint), int64 by default, from `generator`
@@ -128,6 +131,7 @@ def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, d
     return leaf("randint", t, requires_grad)
 
 
+@creates_on_device
 def randint_like(t: Tensor, low, high=None, *, generator=None, dtype=None, device=None,
                  requires_grad: bool = False, memory_format=None) -> Tensor:
     """torch.randint_like: `randint` of `t`'s shape, in `t`'s dtype unless `dtype` is given;
@@ -140,6 +144,7 @@ def randint_like(t: Tensor, low, high=None, *, generator=None, dtype=None, devic
                    requires_grad=requires_grad)
 
 
+@creates_on_device
 def randperm(n: int, *, generator=None, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0 .. n-1`` (torch.randperm), int64 unless `dtype` is given,

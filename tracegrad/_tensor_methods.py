@@ -13,9 +13,12 @@ import weakref
 
 from tracegrad.ir import types as T
 from tracegrad.ir.errors import ShapeError, with_location
+from tracegrad.ir.graph import Value
 
 from . import _composite, _creation, _indexing, _ops, _state, _view_names, _views
-from ._device import CPU, check_device
+from ._device import CPU, check_device, device
+from .backends import device_arrays
+from .backends.device_arrays import ARRAY_TYPES, torch_name
 from .dispatch import view_meta
 from .dispatch.frontend import DISPATCHER
 from .tensor import Tensor, _call_kw, _operand, _varargs, attach, parse_to_args
@@ -79,42 +82,59 @@ class _TensorMethods:
 
     # ---- conversions ----------------------------------------------------------------
     def to(self, *args, **kwargs) -> "Tensor":
-        """This tensor in another dtype (torch.Tensor.to); self when nothing changes.
+        """This tensor in another dtype and/or on another device (torch.Tensor.to); self
+        when nothing changes.
 
-        Accepts torch's forms ``to(dtype)``, ``to(device, dtype)``, ``to(other)`` (other's
-        dtype) and the keywords ``dtype``, ``device``, ``copy`` (always a new tensor) and
-        ``non_blocking`` (ignored). A cast between floating dtypes is differentiable; a cast
-        to or from an integer or bool dtype ends the graph, as in torch.
+        Accepts torch's forms ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
+        ``to(other)`` (other's dtype and device) and the keywords ``dtype``, ``device``,
+        ``copy`` (always a new tensor) and ``non_blocking`` (ignored). A cast between
+        floating dtypes is differentiable; a cast to or from an integer or bool dtype ends
+        the graph, as in torch.  A device move gives a tensor whose storage is on the target
+        ("cpu": NumPy; "xla" / "cuda": a jax array, backends/device_arrays.py); inside
+        ``tg.compile`` it is the identity (the program runs where its inputs are).
+
+        A move of a tensor that requires grad is differentiable (``ToCopyBackward0``: the
+        gradient goes back to the source device), as torch's.
 
         Raises:
             TypeError: an unknown dtype or argument.
-            NotImplementedError: a device other than "cpu".
+            NotImplementedError: a device tracegrad does not have.
         """
-        dtype, copy = parse_to_args("to", args, kwargs, ("copy",))
-        dtype = self.dtype if dtype is None else dtype
-        if dtype is self.dtype and not copy:
-            return self
-        return _ops.convert(self, dtype)
+        dtype, target, copy = parse_to_args("to", args, kwargs, ("copy",))
+        out = self if target is None else _moved(self, target)
+        dtype = out.dtype if dtype is None else dtype
+        if dtype is out.dtype and not (copy and out is self):
+            return out
+        return _ops.convert(out, dtype)
 
-    # devices: tracegrad tensors always live on the host (see _device.py)
+    # devices: the host, or a jax device (_device.py, backends/device_arrays.py)
     @property
     def device(self):
-        """``tg.device("cpu")``: where the tensor lives (torch.Tensor.device)."""
-        return CPU
-
+        """Where the tensor lives (torch.Tensor.device): ``device(type='cpu')``, or
+        ``device(type='xla', index=0)`` / ``device(type='cuda', index=0)`` for a tensor
+        whose storage is a jax array."""
+        a = self._data
+        return device(torch_name(a)) if type(a) in ARRAY_TYPES else CPU
 
     def get_device(self) -> int:
-        """-1, torch's answer for a CPU tensor (torch.Tensor.get_device)."""
-        return -1
+        """The device index, or -1 for a CPU tensor (torch.Tensor.get_device)."""
+        a = self._data
+        return a.device.id if type(a) in ARRAY_TYPES else -1
 
     def cpu(self, memory_format=None) -> "Tensor":
-        """`self`: the tensor is on the CPU already (torch.Tensor.cpu)."""
-        return self
+        """This tensor on the host: `self` when it is there (torch.Tensor.cpu); see `to`."""
+        return self if type(self._data) not in ARRAY_TYPES else self.to(CPU)
 
     def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> "Tensor":
-        """torch.Tensor.cuda; always raises NotImplementedError (tracegrad tensors live on
-        the CPU), as ``to("cuda")`` does."""
-        check_device("Tensor.cuda", "cuda")
+        """This tensor on jax's GPU (torch.Tensor.cuda; ``device`` an index or a name).
+
+        Raises:
+            NotImplementedError: jax has no GPU here (use ``to("xla")``); see `to`.
+        """
+        name = device if isinstance(device, (str, type(CPU))) else (
+            "cuda" if device is None else f"cuda:{device}")
+        target = check_device("Tensor.cuda", name)
+        return _moved(self, target)
 
     def contiguous(self, memory_format=None) -> "Tensor":
         """torch.Tensor.contiguous: `self` when it is contiguous, else a copy that is (a
@@ -149,30 +169,36 @@ class _TensorMethods:
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False):
         """``tg.tensor(data)`` in `self`'s dtype unless `dtype` is given, whatever the data
         (``int_tensor.new_tensor([1.7])`` truncates to 1, as torch.Tensor.new_tensor)."""
-        check_device("Tensor.new_tensor", device)
-        return _creation.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        check_device("Tensor.new_tensor", device)   # raises naming this method
+        return _creation.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad,
+                                device=self.device if device is None else device)
 
     def new_full(self, size, fill_value, *, dtype=None, device=None,
                  requires_grad: bool = False) -> "Tensor":
         """``tg.full(size, fill_value)`` in `self`'s dtype unless `dtype` is given
         (torch.Tensor.new_full; a float fill for an int tensor is truncated, as torch)."""
-        check_device("Tensor.new_full", device)
-        return _creation.full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        check_device("Tensor.new_full", device)   # raises naming this method
+        return _creation.full(size, fill_value, dtype=dtype or self.dtype,
+                              requires_grad=requires_grad,
+                              device=self.device if device is None else device)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False):
         """torch.Tensor.new_zeros: zeros of `size` in `self`'s dtype unless `dtype` is given."""
-        check_device("Tensor.new_zeros", device)
-        return self.new_full(_varargs(size), 0, dtype=dtype, requires_grad=requires_grad)
+        check_device("Tensor.new_zeros", device)   # raises naming this method
+        return self.new_full(_varargs(size), 0, dtype=dtype, device=device,
+                             requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False):
         """torch.Tensor.new_ones: ones of `size` in `self`'s dtype unless `dtype` is given."""
-        check_device("Tensor.new_ones", device)
-        return self.new_full(_varargs(size), 1, dtype=dtype, requires_grad=requires_grad)
+        check_device("Tensor.new_ones", device)   # raises naming this method
+        return self.new_full(_varargs(size), 1, dtype=dtype, device=device,
+                             requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False):
         """torch.Tensor.new_empty; its values are zeros here (see `tg.empty`)."""
-        check_device("Tensor.new_empty", device)
-        return self.new_zeros(*size, dtype=dtype, requires_grad=requires_grad)
+        check_device("Tensor.new_empty", device)   # raises naming this method
+        return self.new_zeros(*size, dtype=dtype, device=device,
+                             requires_grad=requires_grad)
 
     # ---- comparisons of whole tensors (composed of registry ops, see _composite.py) -----
     def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08,
@@ -471,3 +497,52 @@ def _method_args(name: str, src, reduce) -> None:
     if not isinstance(reduce, str):
         raise with_location(TypeError(f"{name}(): argument 'reduce' (position 4) must be str, "
                                       f"not {type(reduce).__name__}"), _state.user_location())
+
+
+def _moved(t: Tensor, target) -> Tensor:
+    """`t` with its storage on `target` (`CPU` or a `jax.Device`): a new tensor (with a
+    ToCopyBackward0 node when `t` requires grad), or `t` itself when it is there already.
+    Inside ``tg.compile`` `t` itself."""
+    a = t._data
+    if isinstance(a, Value):   # traced: the program runs where its inputs are
+        return t
+    on_device = type(a) in ARRAY_TYPES
+    if (target is CPU and not on_device) or (on_device and target is not CPU
+                                             and a.device == target):
+        return t   # there already (`to(copy=True)` then copies it differentiably)
+    if t._requires_grad and _state.local.grad_enabled:   # differentiable, as torch's copy
+        return _device_copy().apply(t, target)
+    moved = Tensor(_placed(a, target))
+    if getattr(t, "_inference", False):
+        moved._inference = True
+    return moved
+
+
+def _placed(a, target):
+    return device_arrays.host(a) if target is CPU else device_arrays.put(a, target)
+
+
+_DEVICE_COPY = []
+
+
+def _device_copy():
+    """The autograd Function of a device move of a tensor that requires grad: its node is
+    torch's ToCopyBackward0, whose backward moves the gradient back to the source device
+    (made on first use: autograd.function imports this module's dependants)."""
+    if not _DEVICE_COPY:
+        from .autograd.function import Function   # noqa: PLC0415
+
+        class ToCopy(Function):
+            @staticmethod
+            def forward(ctx, x, target):
+                a = x._data
+                ctx.source = a.device if type(a) in ARRAY_TYPES else CPU
+                return Tensor(_placed(a, target))
+
+            @staticmethod
+            def backward(ctx, g):
+                return Tensor(_placed(g._data, ctx.source)), None
+
+        ToCopy._backward_cls.__name__ = "ToCopyBackward0"
+        _DEVICE_COPY.append(ToCopy)
+    return _DEVICE_COPY[0]

@@ -7,6 +7,7 @@ from tracegrad.ir import types as T
 from tracegrad.ir.graph import Value
 
 from ._config import PRINT
+from .backends.device_arrays import host, is_device_array, torch_name
 from .dispatch.hooks import HOOKS
 
 
@@ -14,7 +15,7 @@ def tensor_repr(self) -> str:
     """torch's repr of a tensor: values, non-default dtype, grad_fn / requires_grad, tangent."""
     if isinstance(self._data, Value):
         return f"tensor(<traced {self._type}>)"
-    data = self._data
+    data = host(self._data)
     # tg.set_printoptions: summarize above `threshold` elements, `edgeitems` per end
     opts = dict(separator=", ", prefix="tensor(", max_line_width=PRINT["linewidth"],
                 threshold=min(PRINT["threshold"], np.iinfo(np.int64).max),
@@ -25,6 +26,8 @@ def tensor_repr(self) -> str:
     else:
         body = np.array2string(data, **opts)
     extra = ""
+    if is_device_array(self._data):   # torch: tensor([...], device='cuda:0')
+        extra += f", device='{torch_name(self._data)}'"
     if self.dtype not in (T.float32, T.int64, T.bool_, T.complex64):   # torch's defaults
         extra += f", dtype={self.dtype!r}"
     if self.grad_fn is not None:

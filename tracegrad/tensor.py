@@ -17,7 +17,8 @@ from tracegrad.ir.graph import Value
 from tracegrad.ir.registry import CREATION, INTERNAL, REGISTRY
 
 from . import _state
-from ._device import check_device, is_device_name
+from ._device import CPU, check_device, check_host, is_device_name
+from .backends.device_arrays import ARRAY_TYPES, host
 from ._legacy import _MISSING, TYPE_NAMES, dtype_of_type_name, legacy_array, type_string
 from ._size import Size, make_size
 from ._tensor_str import tensor_repr
@@ -46,11 +47,13 @@ def parse_to_args(name: str, args: tuple, kwargs: dict, extra: tuple = ()):
     ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other_tensor)`` and the keywords
     ``dtype``, ``device``, ``non_blocking`` (ignored) and those in `extra` (e.g. ``copy``).
 
-    Returns ``(dtype or None, *extra values)``.
+    Returns ``(dtype or None, target, *extra values)``: `target` is None (no device given),
+    `CPU` (the host) or the `jax.Device` of an "xla" / "cuda" device; ``to(other)`` takes
+    other's dtype and device.
     Raises:
         TypeError: an unknown keyword or dtype.
-        NotImplementedError: a device other than "cpu" (tracegrad tensors live on the CPU;
-            `_device.check_device`, the check every ``device=`` argument goes through).
+        NotImplementedError: a device tracegrad does not have (`_device.check_device`, the
+            check every ``device=`` argument goes through).
     """
     kwargs = dict(kwargs)
     dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
@@ -60,13 +63,13 @@ def parse_to_args(name: str, args: tuple, kwargs: dict, extra: tuple = ()):
         raise TypeError(f"{name}() got unexpected keyword argument(s) {sorted(kwargs)}")
     for a in args:
         if isinstance(a, Tensor):
-            dtype = a.dtype
+            dtype, device = a.dtype, a.device
         elif is_device_name(a):
             device = a
         elif a is not None:
             dtype = a
-    check_device(name, device)
-    return (None if dtype is None else T.as_dtype(dtype), *extras)
+    target = None if device is None else (check_device(name, device) or CPU)
+    return (None if dtype is None else T.as_dtype(dtype), target, *extras)
 
 
 # the C++ type names torch 2.13 prints for a gradient's dtype in `.grad = ...`'s message
@@ -98,7 +101,7 @@ class Tensor:
                  out_index: int = 0, base: "Tensor | None" = None, view_ops: tuple = (),
                  device=None):
         if sizes or type(data) in _LEGACY_DATA:   # torch.Tensor([...]) / Tensor(2, 3)
-            check_device("Tensor", device)
+            check_host("Tensor", device)
             data = legacy_array("Tensor", T.DEFAULT_FLOAT, data, sizes)
         self._data = data
         self._requires_grad = requires_grad
@@ -154,9 +157,24 @@ class Tensor:
                             ".__format__")
         return str(self)
 
-    # torch.Tensor's device flags: tracegrad tensors live on the host
-    is_cuda = is_xpu = is_mps = is_meta = is_sparse = is_quantized = is_mkldnn = False
-    is_cpu = True
+    # torch.Tensor's device flags: a tensor is on the host or a jax device (_device.py)
+    is_xpu = is_mps = is_meta = is_sparse = is_quantized = is_mkldnn = False
+
+    @property
+    def is_cpu(self) -> bool:
+        return type(self._data) not in ARRAY_TYPES
+
+    @property
+    def is_cuda(self) -> bool:
+        """True on jax's GPU backend (``device="cuda"``)."""
+        a = self._data
+        return type(a) in ARRAY_TYPES and a.device.platform == "gpu"
+
+    @property
+    def is_xla(self) -> bool:
+        """True on a jax device that is not a GPU (``device="xla"``)."""
+        a = self._data
+        return type(a) in ARRAY_TYPES and a.device.platform != "gpu"
 
     @property
     def output_nr(self) -> int:
@@ -293,10 +311,20 @@ class Tensor:
             raise TraceError(f"{what} needs the tensor's value, but tg.compile is tracing with "
                              f"abstract tensors ({self._type}); Python control flow that "
                              "depends on tensor values cannot be compiled").add_location(loc)
-        return self._data
+        return host(self._data)   # a device tensor's value: copied to the host
 
     def numpy(self) -> np.ndarray:
-        """The value as a NumPy array (shares memory; raises if it requires grad, as torch)."""
+        """The value as a NumPy array (shares memory; raises if it requires grad, as torch).
+
+        Raises:
+            RuntimeError: the tensor requires grad.
+            TypeError: the tensor is on a device (torch's refusal for a CUDA tensor): use
+                ``.cpu().numpy()``.
+        """
+        if type(self._data) in ARRAY_TYPES:
+            raise with_location(TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() "
+                "to copy the tensor to host memory first."), _state.user_location())
         data = self._concrete(".numpy()")
         if self._requires_grad:
             raise with_location(RuntimeError("Can't call numpy() on Tensor that requires grad. "

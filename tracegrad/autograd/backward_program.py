@@ -20,6 +20,7 @@ from tracegrad.ir.jax_caches import programs_evicted
 from tracegrad.passes import build_backward, settings
 
 from .. import _dump, _state
+from ..backends import device_arrays
 from ..backends.buffers import distinct
 from ..backends.executable import Executable
 from . import anomaly, hooks, profiler
@@ -135,6 +136,14 @@ class BackwardProgram:
         return distinct(self._run_arrays(arrays, run), arrays)
 
     def _run_arrays(self, arrays: list, run: hooks.BackwardRun | None) -> list[np.ndarray]:
+        on_device = device_arrays.first_device_array(arrays)
+        if on_device is not None:
+            if _state.local.anomaly:   # node by node on NumPy: host copies in, the
+                dev = on_device.device   # gradients back on the device of the values
+                outs = self._run_arrays([device_arrays.host(a) for a in arrays], run)
+                return [device_arrays.put(o, dev) for o in outs]
+            self.runs += 1   # device values: on jax from the first run (Executable.run;
+            return self._run_on(arrays, run, "jax")   # hooks' host calls get device tensors)
         executor = _state.get_executor()
         if _state.local.anomaly:   # node by node on NumPy, with checks
             self.runs += 1

@@ -46,6 +46,7 @@ from tracegrad.ir.graph import Graph
 from tracegrad.ir.ops.host import HOST, NODE_HOOKS, TENSOR_HOOKS  # noqa: F401
 
 from .._ops import full
+from ..backends import device_arrays
 from ..backends.executable import Executable
 from ..tensor import Tensor
 from .grad_mode import no_grad
@@ -255,16 +256,22 @@ def call_arrays(n, arrays: list, run: BackwardRun) -> list:
             _leaf_without_gradient(n.attrs["index"], run)
         return list(arrays)
     with no_grad():
-        outs = call(n.attrs, [Tensor(np.asarray(a)) for a in arrays], run)
+        outs = call(n.attrs, [Tensor(_array(a)) for a in arrays], run)
     result = []
     for o, v, t in zip(outs, n.outputs, n.attrs["out_types"]):
         if o is None:
             _note_undefined(n, v, run)
             result.append(np.zeros(t.shape, t.dtype.numpy))
         else:
-            a = np.asarray(o._data)
-            result.append(a if a.dtype == t.dtype.numpy else a.astype(t.dtype.numpy))
+            a = _array(o._data)
+            result.append(a if a.dtype == t.dtype.numpy else device_arrays.astype(a, t.dtype.numpy))
     return result
+
+
+def _array(a):
+    """`a` as the array a tensor holds: NumPy, or a device array as it is (a hook of a tape
+    on a device gets device tensors, backends/device_arrays.py)."""
+    return a if type(a) in device_arrays.ARRAY_TYPES else np.asarray(a)
 
 
 def call_tensors(n, tensors: list, run: BackwardRun) -> list:

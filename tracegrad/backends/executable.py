@@ -9,7 +9,7 @@ import numpy as np
 
 from tracegrad.ir.graph import Graph
 
-from . import crosscheck, interpreter, jax_backend
+from . import crosscheck, device_arrays, interpreter, jax_backend
 
 
 class Executable:
@@ -26,8 +26,18 @@ class Executable:
         self._interpret = None   # interpreter.prepare(graph), made on first use
 
     def run(self, arrays: list, executor: str) -> list:
-        """Outputs of the program on `executor` ("interpreter" or "jax")."""
+        """Outputs of the program on `executor` ("interpreter" or "jax"): NumPy arrays, or,
+        when an input is a device array (backends/device_arrays.py), jax arrays on its
+        device from the jax executor."""
         check = crosscheck.enabled()
+        if device_arrays.LIVE[0] and device_arrays.first_device_array(arrays) is not None:
+            # device-resident values: on jax whatever `executor` says (the interpreter is a
+            # NumPy executor), and the outputs stay on the device
+            host = [np.array(device_arrays.host(a)) for a in arrays] if check else None
+            outs = list(self.lowered()(arrays))   # (read before: donated inputs are deleted)
+            if check:
+                crosscheck.compare(self.graph, host, [np.asarray(a) for a in outs])
+            return outs
         if executor == "interpreter" and not check:
             if self._interpret is None:
                 self._interpret = interpreter.prepare(self.graph)

@@ -89,7 +89,8 @@ LIVE: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()   # tests round-tr
 def _arg_key(x, seen: dict):
     if isinstance(x, Tensor):
         first = seen.setdefault(id(x), len(seen))
-        return ("T", x.shape, x.dtype, x._requires_grad, first)
+        d = x._data   # shape and NumPy dtype from the storage (a NumPy or a device array)
+        return ("T", d.shape, d.dtype, x._requires_grad, first)
     if isinstance(x, (tuple, list)):
         return (type(x).__name__, tuple(_arg_key(i, seen) for i in x))
     if isinstance(x, dict):

@@ -9,8 +9,9 @@ gives each ``.grad`` its own storage.
 
 Nothing is written back before the whole program ran and its host checks passed, so a
 call that raises (an index check, a host check) leaves parameters, ``.grad`` and
-optimizer state as they were, donated or not (tensor storage stays NumPy between calls:
-what XLA donates is its own device copy).  Under ``tg.autograd.detect_anomaly()`` a run
+optimizer state as they were, donated or not: with NumPy storage what XLA donates is its
+own device copy, and device-resident inputs (backends/device_arrays.py) are donated only by
+programs without host checks, and as copies where something else still reads them.  Under ``tg.autograd.detect_anomaly()`` a run
 whose outputs hold a NaN or an infinity writes nothing back and raises `NonFiniteRun`,
 so that the caller re-runs the call eagerly, where anomaly mode names the backward node
 and the forward line (compile.py).
@@ -18,15 +19,17 @@ and the forward line (compile.py).
 from __future__ import annotations
 
 import hashlib
+import sys
 import weakref
 
 import numpy as np
 
 from tracegrad.ir.printer import print_graph
 
-from .. import _state
+from .. import _state, _views
 from .._views import refresh as refresh_views
 from ..autograd.profiler import profiled
+from ..backends import device_arrays
 from ..backends.buffers import distinct
 from ..backends.executable import Executable
 from ..tensor import Tensor
@@ -36,13 +39,41 @@ from .guards import GuardFailure, lifted_failure, lifted_guard
 from .trace import GradWrite, TraceResult
 
 
+_HOST_CHECKS = ("index_check", "gauge_check")   # ops whose check runs after the program
+
+
 class NonFiniteRun(Exception):
     """A run under anomaly mode produced a NaN or an infinity: nothing was written back."""
 
 
 def _finite(outs: list) -> bool:
+    outs = [device_arrays.host(a) for a in outs]
     return all(not (isinstance(a, np.ndarray) and a.dtype.kind in "fc")
                or bool(np.isfinite(a).all()) for a in outs)
+
+
+# references to a donated input's array while `_own_donated` looks at it: the tensor's
+# storage slot, the inputs list, the loop variable and getrefcount's argument
+_OWN_REFS = 4
+
+
+def _own_donated(inputs: list, donate: tuple, owners: list) -> None:
+    """Give each donated device array that something else still reads (a saved tensor of an
+    eager tape, an array a user took) a copy to donate instead: donation deletes the array
+    XLA reuses, and the other holders must keep reading the old value, as with NumPy
+    storage.  The owner's views sharing the array (``detach()``, ``.data``) do not count:
+    the write-back regenerates them from the new value.  Under anomaly mode every donated
+    array is copied (a run with a NaN re-runs the call eagerly, on the old values)."""
+    anomaly = _state.local.anomaly
+    for i in donate:
+        a = inputs[i]
+        if type(a) not in device_arrays.ARRAY_TYPES:
+            continue
+        refs = sys.getrefcount(a)
+        if refs > _OWN_REFS and owners[i]._views:
+            refs -= sum(v._data is a for v in _views.live_views(owners[i]))
+        if anomaly or refs > _OWN_REFS:
+            inputs[i] = device_arrays.copy(a)
 
 
 class Entry:
@@ -63,7 +94,12 @@ class Entry:
         self.options = options or {}
         # the inputs written back after the call: XLA may reuse their buffers for the outputs
         donate = self.options.get("donate")
-        if donate is None:   # "auto": see compile()'s docstring
+        # "auto" (see compile()'s docstring): on an accelerator, or when the overwritten
+        # inputs are device arrays on the first run (device-resident state, `run`)
+        self._auto_donate = donate is None and executor == "jax" and not any(
+            n.op in _HOST_CHECKS for n in tr.graph.nodes)   # a failed check after the run
+        # must find the inputs as they were
+        if donate is None:
             donate = executor == "jax" and _on_accelerator()
         self.donate = tuple(tr.mutated) if donate else ()
         self.in_shardings = None
@@ -100,7 +136,13 @@ class Entry:
         inputs = [a._data for a in args]   # deduplicated: one input per distinct tensor
         inputs += [ref()._data for ref, *_ in self.lifted] + list(tr.constants)
         if self._exe is None:
+            if self._auto_donate and not self.donate and device_arrays.first_device_array(
+                    [inputs[i] for i in tr.mutated]) is not None:
+                self.donate = tuple(tr.mutated)
             self._exe = _executable(self)
+        lifted = [a for a in args] + [ref() for ref, *_ in self.lifted]
+        if self.donate and device_arrays.LIVE[0]:
+            _own_donated(inputs, self.donate, lifted)
         # no closure over `self` kept on it: that was a reference cycle, so a dropped
         # entry's XLA executable (~1-2 MiB of native memory, which the collector does not
         # see) lived until a full collection (issue 18)
@@ -108,7 +150,6 @@ class Entry:
         if _state.local.anomaly and not _finite(outs):
             raise NonFiniteRun(self.trace.graph.name)
         distinct(outs, inputs)   # each tensor written below gets a buffer of its own
-        lifted = [a for a in args] + [ref() for ref, *_ in self.lifted]
         # the write-back is all or nothing: an exception, or a KeyboardInterrupt arriving
         # between two writes, puts every tensor it touched back as it was (issue 18)
         undo = _Undo([lifted[i] for i in tr.mutated] + [e.tensor for e in tr.grad_effects]

@@ -15,6 +15,8 @@ import weakref
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from tracegrad.ir import types as T
+
 from ..tensor import Tensor
 
 
@@ -50,6 +52,8 @@ class LiftedGuard(NamedTuple):
     type: object
     requires_grad: bool
     hooks: tuple
+    shape: tuple       # the type's shape and NumPy dtype, compared with the storage's own
+    dtype: object      # (cheaper than building the tensor's type on every call)
 
 
 def hook_signature(t: Tensor) -> tuple:
@@ -59,19 +63,22 @@ def hook_signature(t: Tensor) -> tuple:
 
 
 def lifted_guard(t: Tensor, requires_grad: bool) -> LiftedGuard:
-    return LiftedGuard(weakref.ref(t), t._type, requires_grad, hook_signature(t))
+    typ = t._type
+    return LiftedGuard(weakref.ref(t), typ, requires_grad, hook_signature(t), typ.shape,
+                       typ.dtype.numpy)
 
 
 def lifted_failure(lifted: list[LiftedGuard],
                    module_guards: list[tuple]) -> GuardFailure | None:
     """Why the lifted tensors or the modules' modes no longer match, or None."""
-    for ref, typ, rg, hooks in lifted:
+    for ref, typ, rg, hooks, shape, dtype in lifted:
         t = ref()
         if t is None:
             return GuardFailure("a lifted tensor (parameter or state) was freed", gone=True)
-        if t._type != typ or t._requires_grad != rg:
+        d = t._data
+        if d.shape != shape or d.dtype != dtype or t._requires_grad != rg:
             return GuardFailure(f"lifted tensor changed type: {typ} -> {t._type}")
-        if hook_signature(t) != hooks:
+        if (hooks or getattr(t, "_hooks", None) is not None) and hook_signature(t) != hooks:
             return GuardFailure("hooks were added to or removed from a lifted tensor")
     for ref, training in module_guards:
         m = ref()
@@ -115,8 +122,9 @@ def _diff(a, b, path: str) -> str | None:
         parts = []
         if a[1] != b[1]:
             parts.append(f"shape {tuple(a[1])} -> {tuple(b[1])}")
-        if a[2] is not b[2]:
-            parts.append(f"dtype {a[2].name} -> {b[2].name}")
+        if a[2] != b[2]:
+            parts.append(f"dtype {T.from_numpy(a[2]).name} -> "
+                         f"{T.from_numpy(b[2]).name}")
         if a[3] != b[3]:
             parts.append(f"requires_grad {a[3]} -> {b[3]}")
         if a[4] != b[4]:
@@ -139,7 +147,7 @@ def _diff(a, b, path: str) -> str | None:
 
 def _kind(k) -> str:
     if k[0] == "T":
-        return f"tensor {k[2].name}{list(k[1])}"
+        return f"tensor {T.from_numpy(k[2]).name}{list(k[1])}"
     if k[0] == "S":
         return f"{k[1]} {k[2]!r}"
     return f"{k[0]} of {len(k[1])}"

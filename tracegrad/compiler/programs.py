@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
+from tracegrad.ir import types as T
 from tracegrad.ir.graph import Graph
 from tracegrad.ir.summary import saved_rows
 
@@ -60,7 +61,8 @@ def _describe_args(key, path: str, out: list) -> None:
     kind = key[0]
     if kind == "T":
         _, shape, dtype, requires_grad, first = key
-        out.append(f"{path} is a tensor {dtype.short}[{','.join(map(str, shape))}] with "
+        out.append(f"{path} is a tensor {T.from_numpy(dtype).short}"
+                   f"[{','.join(map(str, shape))}] with "
                    f"requires_grad={requires_grad} (program input %{first})")
     elif kind == "S":
         out.append(f"{path} == {key[2]!r} ({key[1]}, static)")
@@ -101,7 +103,7 @@ def describe_guards(fn, key, entry) -> tuple:
         out += [f"cache key entry {k} is {m!r}" for k, m in enumerate(more[1:], start=4)]
     names = _parameter_names(entry.trace.module_guards)
     position = {}
-    for j, (ref, typ, rg, hooks) in enumerate(entry.lifted):
+    for j, (ref, typ, rg, hooks, *_) in enumerate(entry.lifted):
         t = ref()
         position[id(t)] = k = entry.n_args + j
         what = f" ({names[id(t)]})" if id(t) in names else ""

@@ -1,8 +1,8 @@
-"""torch.cuda's queries, answered for a library whose tensors live on the CPU.
+"""torch.cuda's queries, answered from jax's GPU backend.
 
-Ported scripts ask ``tg.cuda.is_available()`` to pick a device; the answer is always
-False (compiled programs run through jax, but tensors stay on the host), so such a
-script takes its CPU branch.  See `tracegrad._device`.
+Ported scripts ask ``tg.cuda.is_available()`` to pick a device: True where jax has a GPU,
+whose ``device="cuda"`` tensors hold jax arrays (backends/device_arrays.py), else False,
+so such a script takes its CPU branch.  Asking imports jax.  See `tracegrad._device`.
 """
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ from . import amp  # noqa: F401  (tg.cuda.amp.GradScaler / autocast, torch's dep
 
 
 def is_available() -> bool:
-    """False: no tracegrad tensor can live on a CUDA device (torch.cuda.is_available)."""
-    return False
+    """True where jax has a GPU for ``device="cuda"`` tensors (torch.cuda.is_available)."""
+    return device_count() > 0
 
 
 def device_count() -> int:
-    """0 (torch.cuda.device_count without a usable CUDA device)."""
-    return 0
+    """The number of jax GPU devices, 0 without one (torch.cuda.device_count)."""
+    from ..backends.device_arrays import gpu_count   # noqa: PLC0415  (imports jax)
+    return gpu_count()
 
 
 def manual_seed(seed: int) -> None:

@@ -15,6 +15,8 @@ captured as (code, line) and formatted only when read.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from tracegrad.ir import types as T
 from tracegrad.ir.builder import _PY_SCALARS, Frontend, py_number
 from tracegrad.ir.errors import named, with_location
@@ -22,6 +24,7 @@ from tracegrad.ir.registry import MULTI_VIEW, SCALAR_ARGS
 from tracegrad.ir.graph import Value
 
 from .. import _state, tensor as _tensor_module
+from ..backends.device_arrays import ARRAY_TYPES
 from ..tensor import Tensor
 from . import view_meta
 from . import modes  # noqa: F401  (installs the thread's mode selector in _state)
@@ -76,7 +79,8 @@ class TensorFrontend(Frontend):
         return out
 
     def known_value(self, x: Tensor):
-        return None if isinstance(x._data, Value) else x._data
+        d = x._data   # a device array's value is read on the host (checks, constants)
+        return None if isinstance(d, Value) else (np.asarray(d) if type(d) in ARRAY_TYPES else d)
 
     def type_of(self, x: Tensor) -> T.TensorType:
         return x._type

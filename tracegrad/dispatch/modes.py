@@ -25,6 +25,9 @@ import numpy as np
 from tracegrad.ir.registry import VIEW
 
 from .. import _state
+from ..backends import device_arrays
+from ..backends.device_arrays import LIVE as DEVICE_LIVE
+from ..backends.device_arrays import first_device_array
 from ..tensor import Tensor, _new_tensor
 from . import view_meta
 from .constants import SHARED_CONSTANT
@@ -61,18 +64,13 @@ class EagerMode(Mode):
         if view and operands[0]._vc is SHARED_CONSTANT:   # a view of a scalar: of a copy
             operands = [_new_tensor(operands[0]._data.copy(), state["inference"]), *operands[1:]]
         ins = tuple(map(_DATA, operands))
-        run = state["run_kernel"] or new_kernel_runner(state)
-        try:
-            # floating-point errors ignored; most ops have no attributes: no kwargs dict
-            out = run(op.kernel, np, *ins, **attrs) if attrs else run(op.kernel, np, *ins)
-        except KERNEL_ERRORS as e:
-            raise kernel_error(op, operands, e) from None
-        except RuntimeError:
-            if not nested_call():
-                raise
-            # a kernel applying an op: already inside the context that ignores fp errors
-            out = op.kernel(np, *ins, **attrs)
-        datas = (out,) if type(out) is np.ndarray else as_arrays(out)
+        if DEVICE_LIVE[0] and first_device_array(ins) is not None:   # tensors on a device
+            datas = device_arrays.run_op(
+                op, operands, ins, attrs,
+                lambda *a: as_arrays(_run_numpy(state, op, operands, a, attrs)))
+        else:
+            out = _run_numpy(state, op, operands, ins, attrs)
+            datas = (out,) if type(out) is np.ndarray else as_arrays(out)
         if view:
             outs = view_outputs(op, attrs, operands[0], datas)
         elif len(datas) == 1:
@@ -80,6 +78,20 @@ class EagerMode(Mode):
         else:
             outs = [_new_tensor(d, state["inference"]) for d in datas]
         return finish(state, op, operands, ins, datas, outs, attrs, out_types, in_types, plan)
+
+
+def _run_numpy(state, op, operands, ins, attrs):
+    run = state["run_kernel"] or new_kernel_runner(state)
+    try:
+        # floating-point errors ignored; most ops have no attributes: no kwargs dict
+        return run(op.kernel, np, *ins, **attrs) if attrs else run(op.kernel, np, *ins)
+    except KERNEL_ERRORS as e:
+        raise kernel_error(op, operands, e) from None
+    except RuntimeError:
+        if not nested_call():
+            raise
+        # a kernel applying an op: already inside the context that ignores fp errors
+        return op.kernel(np, *ins, **attrs)
 
 
 class TraceMode(Mode):

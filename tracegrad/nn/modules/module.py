@@ -6,6 +6,7 @@ so modules need no special support from the compiler.
 """
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from typing import Callable, Iterator, NamedTuple
 
@@ -15,6 +16,8 @@ from tracegrad.ir import types as T
 
 from ... import _state
 from ...compiler.compile import register_module_type
+from ..._device import CPU
+from ...backends.device_arrays import host, is_device_array, put
 from ...tensor import Parameter, Tensor, parse_to_args
 from .hooks import ModuleHooks, call_with_hooks, hooks_of
 
@@ -35,6 +38,14 @@ class Module(ModuleHooks):
     `register_buffer` registers it; `state_dict()` holds the parameters and the
     persistent buffers, module by module in registration order, as torch.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and cls.__module__.startswith("tracegrad.nn") and (
+                "device" in init.__code__.co_varnames[:init.__code__.co_argcount
+                                                      + init.__code__.co_kwonlyargcount]):
+            cls.__init__ = _placing(init)
 
     def __init__(self, *args, **kwargs):
         if args or kwargs:
@@ -223,31 +234,38 @@ class Module(ModuleHooks):
 
     # ---- dtype ----------------------------------------------------------------------------
     def to(self, *args, **kwargs) -> "Module":
-        """Cast floating-point parameters and buffers in place to a dtype (torch.nn.Module.to);
-        takes `Tensor.to`'s forms (`parse_to_args`).
+        """Cast floating-point parameters and buffers to a dtype and/or move every parameter,
+        buffer and ``.grad`` to a device, in place (torch.nn.Module.to: the Parameter
+        objects stay, so an optimizer made before keeps them); takes `Tensor.to`'s forms
+        (`parse_to_args`).  On "xla" / "cuda" their storage becomes jax arrays
+        (backends/device_arrays.py), which compiled steps update on the device.
 
         Raises:
             TypeError: a dtype that is not floating point, or an unknown argument.
-            NotImplementedError: a device other than "cpu".
+            NotImplementedError: a device tracegrad does not have.
         """
-        (dtype,) = parse_to_args("Module.to", args, kwargs)
-        if dtype is not None:
-            if not dtype.is_floating_point:
-                raise TypeError(f"Module.to only accepts floating point dtypes, got {dtype.name}")
-            for t in list(self.parameters()) + list(self.buffers()):
-                if t.dtype.is_floating_point and t.dtype is not dtype:
-                    t._data = np.asarray(t._data).astype(dtype.numpy)
-                    t._vc[0] += 1
+        dtype, target = parse_to_args("Module.to", args, kwargs)
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError(f"Module.to only accepts floating point dtypes, got {dtype.name}")
+        for t in list(self.parameters()) + list(self.buffers()):
+            if dtype is not None and t.dtype.is_floating_point and t.dtype is not dtype:
+                t._data = np.asarray(host(t._data)).astype(dtype.numpy)
+                t._vc[0] += 1
+            if target is not None:
+                for u in (t, t._grad):
+                    if u is not None:
+                        _move_storage(u, target)
         return self
 
     def cpu(self) -> "Module":
-        """`self`: parameters and buffers are on the CPU already (torch.nn.Module.cpu)."""
-        return self
+        """Every parameter and buffer on the host, in place (torch.nn.Module.cpu)."""
+        return self.to("cpu")
 
     def cuda(self, device=None) -> "Module":
-        """torch.nn.Module.cuda; always raises NotImplementedError (tracegrad tensors live
-        on the CPU), as ``to("cuda")`` does."""
-        return self.to("cuda")
+        """Every parameter and buffer on jax's GPU, in place (torch.nn.Module.cuda); raises
+        NotImplementedError where jax has no GPU, as ``to("cuda")`` does."""
+        return self.to("cuda" if device is None else
+                       device if isinstance(device, str) else f"cuda:{device}")
 
     def float(self) -> "Module":
         return self.to(T.float32)
@@ -360,8 +378,9 @@ class Module(ModuleHooks):
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
-        for t, arr in updates:
-            t._data = np.array(arr, dtype=t.dtype.numpy)
+        for t, arr in updates:   # copied into the tensor's storage, on its device
+            new = np.array(arr, dtype=t.dtype.numpy)
+            t._data = put(new, t._data.device) if is_device_array(t._data) else new
             t._vc[0] += 1
         return result
 
@@ -386,3 +405,27 @@ class Module(ModuleHooks):
 
 
 register_module_type(Module)   # tg.compile(module) returns a CompiledModule
+
+
+def _move_storage(t: Tensor, target) -> None:
+    """`t`'s storage on `target` (`CPU` or a `jax.Device`), in place (torch's
+    ``param.data = param.data.to(device)``: same object, same version)."""
+    a = t._data
+    on_device = is_device_array(a)
+    if target is CPU:
+        if on_device:
+            t._data = host(a)
+    elif not on_device or a.device != target:
+        t._data = put(a, target)
+
+
+def _placing(init):
+    """A layer's ``__init__`` taking torch's ``device=`` factory argument: its parameters and
+    buffers are made on the host, then moved there (``Linear(4, 3, device="xla")``)."""
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        dev = kwargs.get("device")
+        if dev is not None and not (type(dev) is str and dev == "cpu"):
+            self.to(dev)
+    return wrapper
