@@ -46,8 +46,18 @@ def _bmm_vjp(b, ct, x, y, out):
     dx = b.batched_matmul(ct, conj_if_complex(b, _mT(b, y)))
     if len(y.shape) == 2 and len(x.shape) > 2:
         k, n = y.shape
-        x2, ct2 = b.reshape(x, (-1, k)), b.reshape(ct, (-1, n))
-        return [dx, b.batched_matmul(conj_if_complex(b, _mT(b, x2)), ct2)]
+        ct2 = b.reshape(ct, (-1, n))
+        if x.dtype is T.bfloat16:
+            # (K, N) as the batch dims moved behind K, then flattened: a reshape of a transpose
+            # is a copy to XLA, so the dot's left operand is a plain row-major array and XLA
+            # CPU keeps it on its bf16 GEMM; the transpose of the flattened x (the `else`) is
+            # folded into the dot as a transposed operand, which XLA runs as a float32 dot
+            # (converts both ways): 7.6 -> 3.2 ms CPU for the transformer's (256,1024)@(1024,768)
+            nd = len(x.shape)
+            xt = b.reshape(b.permute(x, (nd - 1,) + tuple(range(nd - 1))), (k, -1))
+        else:
+            xt = conj_if_complex(b, _mT(b, b.reshape(x, (-1, k))))
+        return [dx, b.batched_matmul(xt, ct2)]
     return [dx, b.batched_matmul(conj_if_complex(b, _mT(b, x)), ct)]
 
 

@@ -64,17 +64,22 @@ def test_compiled_matmul_under_autocast_runs_the_bf16_dot():
     a, b = _operands(np.float32, (64, 32), (32, 48), seed=1)
     x, w = tg.tensor(a), tg.tensor(b)
 
+    # float32 out: the suite's executor cross-check compares bfloat16 outputs bit for bit
+    # (ml_dtypes' dtype kind is "V"), and the interpreter's NumPy GEMM sums in another order
     @tg.compile
     def f(x, w):
         with tg.autocast("cpu", dtype=tg.bfloat16):
-            return x @ w
+            y = x @ w
+        return y.float(), y.dtype is tg.bfloat16
 
-    y = f(x, w)
-    assert y.dtype is tg.bfloat16 and tuple(y.shape) == (64, 48)
+    y, was_bf16 = f(x, w)
+    assert was_bf16 and tuple(y.shape) == (64, 48)
+    y = y.numpy()
     bf = ml_dtypes.bfloat16
-    _close(y.numpy(), a.astype(bf), b.astype(bf), "bfloat16")
+    np.testing.assert_array_equal(y, y.astype(bf).astype(np.float32))   # rounded to bf16
+    _close(y, a.astype(bf), b.astype(bf), "bfloat16")
     # against the float32 product of the unrounded inputs: the inputs' rounding counts too
-    np.testing.assert_allclose(y.numpy().astype(np.float32), a @ b, rtol=0.05, atol=0.1)
+    np.testing.assert_allclose(y, a @ b, rtol=0.05, atol=0.1)
     entry = next(e for bucket in f._cache.values() for e in bucket)
     inputs = [x._data, w._data] + list(entry.trace.constants)
     compiled = entry._exe.lowered().compiled(inputs).as_text()
@@ -82,3 +87,34 @@ def test_compiled_matmul_under_autocast_runs_the_bf16_dot():
     dots = re.findall(r"= f32\[64,48\]\{1,0\} dot\(%([\w.\-]+), %([\w.\-]+)\)", compiled)
     types = dict(re.findall(r"%([\w.\-]+) = (\w+)\[", compiled))
     assert dots and all(types[p] == "bf16" for d in dots for p in d), compiled
+
+
+def test_linear_weight_gradient_of_a_batch_stays_on_the_bf16_dot():
+    # the weight gradient of a linear layer over (B, T, K) inputs is one (K, B*T) @ (B*T, N)
+    # GEMM; its left operand is built so that XLA does not run it as a float32 dot
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((4, 16, 32)).astype(np.float32)
+    wa = (rng.standard_normal((24, 32)) * 0.2).astype(np.float32)
+    x, w = tg.tensor(a), tg.tensor(wa, requires_grad=True)
+
+    @tg.compile
+    def step(x):
+        with tg.autocast("cpu", dtype=tg.bfloat16):
+            y = tg.nn.functional.linear(x, w)
+        (y.float() ** 2).sum().backward()
+        return y.float()   # float32 out: see test_compiled_matmul_under_autocast_runs_the_bf16_dot
+
+    y = step(x)
+    assert w.grad.dtype is tg.float32
+    bf = ml_dtypes.bfloat16
+    xb, yb = a.astype(bf).astype(np.float32), y.detach().numpy()
+    # d/dW sum(y^2) = 2 y^T x, the product of the bf16 operands, rounded to bf16, then float32
+    want = (2 * yb).reshape(-1, 24).T @ xb.reshape(-1, 32)
+    scale = np.abs(2 * yb).reshape(-1, 24).T @ np.abs(xb).reshape(-1, 32)
+    assert np.all(np.abs(w.grad.numpy() - want) <= 2e-2 * scale + 1e-6)
+    entry = next(e for bucket in step._cache.values() for e in bucket)
+    inputs = [x._data] + [ref()._data for ref, *_ in entry.lifted] + list(entry.trace.constants)
+    compiled = entry._exe.lowered().compiled(inputs).as_text()
+    types = dict(re.findall(r"%([\w.\-]+) = (\w+)\[", compiled))
+    dots = re.findall(r" dot\(%([\w.\-]+), %([\w.\-]+)\)", compiled)
+    assert len(dots) >= 2 and all(types[p] == "bf16" for d in dots for p in d), compiled
