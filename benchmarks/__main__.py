@@ -8,8 +8,9 @@ step's loss must agree across implementations before anything is timed.
 PyTorch rows appear when torch is importable (the ``bench`` extra); torch is
 imported only then.  Method and results: docs/performance.md.
 
-Workloads: mlp, cnn, transformer, lstm (training steps), mnist and dcgan (ported
-pytorch/examples programs, eager against torch eager), per_op (eager overhead),
+Workloads: mlp, cnn, transformer, transformer_bf16 (bf16 autocast), lstm (training steps),
+mnist and dcgan (ported pytorch/examples programs, eager against torch eager),
+per_op (eager overhead),
 scaling (compiler time vs tape size), memory (saved bytes, XLA temp bytes),
 dispatch (a cached compiled call on tiny inputs).
 """
@@ -31,8 +32,8 @@ if _PINNED:
 
 from . import harness, memory, micro, programs, torch_models, training  # noqa: E402
 
-WORKLOADS = ("mlp", "cnn", "transformer", "lstm", "mnist", "dcgan", "per_op", "scaling", "memory",
-             "dispatch")
+WORKLOADS = ("mlp", "cnn", "transformer", "transformer_bf16", "lstm", "mnist", "dcgan", "per_op",
+             "scaling", "memory", "dispatch")
 
 
 def main(argv=None) -> int:
@@ -70,7 +71,7 @@ def main(argv=None) -> int:
         torch.set_num_threads(ns.cpus)
     want = set(ns.only or WORKLOADS)
     if ns.quick and not ns.only:
-        want.difference_update(("cnn", "transformer", "lstm", "mnist", "dcgan"))
+        want.difference_update(("cnn", "transformer", "transformer_bf16", "lstm", "mnist", "dcgan"))
     records: list[dict] = []
     started = time.perf_counter()
 
@@ -83,6 +84,9 @@ def main(argv=None) -> int:
             records += training.run(name, steps, use_torch=use_torch,
                                     torch_compile=use_torch and not ns.quick,
                                     batch=16 if ns.quick else None)
+    if "transformer_bf16" in want:   # the transformer step under bfloat16 autocast
+        progress("transformer_bf16")
+        records += training.run_bf16(steps, use_torch=use_torch, torch_compile=use_torch)
     for name in ("mnist", "dcgan"):
         if name in want:
             progress(name)

@@ -50,9 +50,34 @@ def _layer_norm(x, w, b):
     return xc / jnp.sqrt(var + 1e-5) * w + b
 
 
-def transformer_loss(p, idx, targets, layers=2, heads=4):
+def _matmul(low):
+    """``a @ b``, or with `low` (a jnp dtype) torch's autocast GEMM: both operands cast to
+    `low`, the product accumulated in float32 (``preferred_element_type``; XLA CPU runs a plain
+    bfloat16 dot as a float32 one, docs/performance.md "Mixed precision (bf16)") and rounded
+    to `low`."""
+    import jax.numpy as jnp
+    if low is None:
+        return jnp.matmul
+
+    def mm(a, b):
+        return jnp.matmul(a.astype(low), b.astype(low),
+                          preferred_element_type=jnp.float32).astype(low)
+    return mm
+
+
+def transformer_loss(p, idx, targets, layers=2, heads=4, low=None):
+    """The transformer's loss; `low` (e.g. ``jnp.bfloat16``) runs it as torch.autocast does on
+    CPU: linear layers and the attention products in `low` (bias too), their outputs stay
+    `low` (softmax, GELU run on them), the residual adds promote back to float32 and the
+    cross-entropy casts the logits to float32."""
     import jax
     import jax.numpy as jnp
+    mm = _matmul(low)
+
+    def linear(h, name):
+        b = p[name + ".bias"]
+        return mm(h, p[name + ".weight"].T) + (b if low is None else b.astype(low))
+
     b, t = idx.shape
     x = p["tok"][idx] + p["pos"][:t]
     d = x.shape[-1]
@@ -61,20 +86,26 @@ def transformer_loss(p, idx, targets, layers=2, heads=4):
     for i in range(layers):
         q = f"blocks.{i}."
         h = _layer_norm(x, p[q + "ln1.weight"], p[q + "ln1.bias"])
-        qkv = (h @ p[q + "qkv.weight"].T + p[q + "qkv.bias"]).reshape(b, t, 3, heads, hd)
+        qkv = linear(h, q + "qkv").reshape(b, t, 3, heads, hd)
         qkv = qkv.transpose(2, 0, 3, 1, 4)
-        att = (qkv[0] @ qkv[1].swapaxes(-2, -1)) * (1.0 / math.sqrt(hd))
+        att = mm(qkv[0], qkv[1].swapaxes(-2, -1)) * (1.0 / math.sqrt(hd))
         att = jnp.where(mask, -1e9, att)
-        y = jax.nn.softmax(att, axis=-1) @ qkv[2]
+        y = mm(jax.nn.softmax(att, axis=-1), qkv[2])
         y = y.transpose(0, 2, 1, 3).reshape(b, t, d)
-        x = x + y @ p[q + "proj.weight"].T + p[q + "proj.bias"]
+        x = x + linear(y, q + "proj")
         h = _layer_norm(x, p[q + "ln2.weight"], p[q + "ln2.bias"])
-        h = jax.nn.gelu(h @ p[q + "fc1.weight"].T + p[q + "fc1.bias"], approximate=True)
-        x = x + h @ p[q + "fc2.weight"].T + p[q + "fc2.bias"]
+        h = jax.nn.gelu(linear(h, q + "fc1"), approximate=True)
+        x = x + linear(h, q + "fc2")
     x = _layer_norm(x, p["ln.weight"], p["ln.bias"])
-    logits = (x @ p["head.weight"].T + p["head.bias"]).reshape(b * t, -1)
+    logits = linear(x, "head").reshape(b * t, -1).astype(jnp.float32)
     logp = jax.nn.log_softmax(logits, axis=-1)
     return -jnp.mean(jnp.take_along_axis(logp, targets.reshape(-1)[:, None], axis=1))
+
+
+def transformer_loss_bf16(p, idx, targets):
+    """`transformer_loss` under bfloat16 autocast (see there)."""
+    import jax.numpy as jnp
+    return transformer_loss(p, idx, targets, low=jnp.bfloat16)
 
 
 def lstm_loss(p, idx, targets, layers=2, unroll=1):

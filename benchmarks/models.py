@@ -108,6 +108,13 @@ def transformer_loss(model, idx, targets):
     return F.cross_entropy(logits.reshape(b * t, v), targets.reshape(b * t))
 
 
+def transformer_loss_bf16(model, idx, targets):
+    """`transformer_loss` under ``tg.autocast("cpu", dtype=tg.bfloat16)`` (torch's CPU autocast
+    classes: linear and matmul in bfloat16, cross-entropy in float32)."""
+    with tg.autocast("cpu", dtype=tg.bfloat16):
+        return transformer_loss(model, idx, targets)
+
+
 class LSTMLM(nn.Module):
     """Embedding -> nn.LSTM (time-major) -> Linear, as word_language_model's RNNModel."""
 

@@ -113,6 +113,14 @@ def transformer_loss(model, idx, targets):
     return F.cross_entropy(logits.reshape(b * t, v), targets.reshape(b * t))
 
 
+def transformer_loss_bf16(model, idx, targets):
+    """`transformer_loss` under ``torch.autocast("cpu", dtype=torch.bfloat16)``: linear layers
+    and matmuls in bfloat16, cross-entropy in float32 (torch's CPU autocast lists)."""
+    import torch
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return transformer_loss(model, idx, targets)
+
+
 def lstm(vocab=1000, d=256, hidden=256, layers=2):
     import torch.nn as nn
 

@@ -27,7 +27,7 @@ import numpy as np
 import tracegrad as tg
 
 from . import jax_models, models, torch_models
-from .harness import JAX, record, time_interleaved, warm_eager
+from .harness import BF16_LOSS_TOL, JAX, record, time_interleaved, warm_eager
 
 LR = 0.01
 
@@ -158,4 +158,53 @@ def run(name: str, steps: int, *, use_torch: bool, torch_compile: bool,
     return [record(name, k, v, first_call_s=first[k][0], first_loss=first[k][1],
                    second_call_s=second.get(k), cpu_ms=1e3 * float(np.median(cpu[k])),
                    warmup_calls=warm.get(k))
+            for k, v in samples.items()]
+
+
+# ---- workload transformer_bf16: the transformer step under bfloat16 autocast (issue 17) -------
+def run_bf16(steps: int, *, use_torch: bool, torch_compile: bool) -> list[dict]:
+    """Records of workload ``transformer_bf16``: the transformer's SGD step with the loss under
+    bfloat16 autocast (float32 master weights and gradients) in ``tg.compile bf16``
+    (``tg.autocast`` inside the compiled step), ``jax.jit bf16`` (the hand-written loss with its
+    GEMMs in bfloat16, float32 accumulation: jax_models.transformer_loss), ``torch eager bf16``
+    and ``torch.compile bf16`` (``torch.autocast`` inside the compiled loss); and, for the
+    speed-up in the same interleaved run, the float32 ``tg.compile fp32`` and ``torch.compile
+    fp32`` steps.  Each first loss must be within `BF16_LOSS_TOL` (relative) of the float32 jax
+    loss (``fp32_loss``; ``loss_rel_diff`` in the records) before anything is timed.
+
+    Raises:
+        RuntimeError: a first-step loss outside the tolerance.
+    """
+    import jax
+    spec = SPECS["transformer"]
+    tg.manual_seed(0)
+    params = jax_models.params_of(spec["model"]())
+    data = spec["batch"]()
+    bf16 = tg.compile(_tg_step(dict(spec, loss=models.transformer_loss_bf16), params))
+    fp32 = tg.compile(_tg_step(spec, params))
+    jbf16, _, _, jbatch = _jax_step(dict(jax=jax_models.transformer_loss_bf16), params, data)
+    fp32_loss = float(jax.jit(jax_models.transformer_loss)(
+        {k: jax.numpy.asarray(v) for k, v in params.items()}, *jbatch))
+    fns = {"tg.compile bf16": lambda: bf16(*data), "jax.jit bf16": jbf16}
+    if use_torch:
+        bf = dict(spec, torch_loss=torch_models.transformer_loss_bf16)
+        for impl, f in _torch_steps(bf, params, data, torch_compile).items():
+            fns[impl + " bf16"] = f
+    fns["tg.compile fp32"] = lambda: fp32(*data)
+    if use_torch and torch_compile:
+        fns["torch.compile fp32"] = _torch_steps(spec, params, data, True)["torch.compile"]
+    first = {k: _first(f) for k, f in fns.items()}
+    diff = {k: abs(v[1] - fp32_loss) / abs(fp32_loss) for k, v in first.items()}
+    bad = {k: first[k][1] for k, d in diff.items() if d > BF16_LOSS_TOL}
+    if bad:
+        raise RuntimeError(f"transformer_bf16: first-step losses differ from the float32 "
+                           f"jax loss {fp32_loss} by more than {BF16_LOSS_TOL} (relative): {bad}")
+    second = {k: _first(f)[0] for k, f in fns.items()}
+    for f in fns.values():   # one more warm-up call
+        f()
+    cpu: dict = {}
+    samples = time_interleaved(fns, steps, cpu)
+    return [record("transformer_bf16", k, v, first_call_s=first[k][0], first_loss=first[k][1],
+                   fp32_loss=fp32_loss, loss_rel_diff=diff[k], second_call_s=second[k],
+                   cpu_ms=1e3 * float(np.median(cpu[k])))
             for k, v in samples.items()]
