@@ -9,10 +9,10 @@ import numpy as np
 
 import tracegrad as tg
 
-from .harness import JAX, record, time_interleaved
+from .harness import DEVICE_COMPILE as DEVICE, JAX, record, time_interleaved
 
 CHAIN = 200   # elementwise ops per chain (workload 3)
-DEVICE = "tg.compile, xla tensors"   # the dispatch rows of device-resident tensors
+
 
 
 def _chain(y):

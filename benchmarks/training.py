@@ -27,9 +27,16 @@ import numpy as np
 import tracegrad as tg
 
 from . import jax_models, models, torch_models
-from .harness import BF16_LOSS_TOL, JAX, record, time_interleaved, warm_eager
+from .harness import (BF16_LOSS_TOL, DEVICE_COMPILE, DEVICE_EAGER, JAX, record,
+                      time_interleaved, warm_eager)
 
 LR = 0.01
+DEVICE = "xla"   # the device-resident rows' device: jax's default one
+
+
+def _ready(loss):
+    loss._data.block_until_ready()
+    return loss
 
 
 def _mlp_loss(m, x, y):
@@ -61,9 +68,12 @@ def _tg_model(spec, params):
     return m
 
 
-def _tg_step(spec, params):
-    """A tracegrad training step ``step(*batch) -> loss`` on a fresh copy of the model."""
+def _tg_step(spec, params, device=None):
+    """A tracegrad training step ``step(*batch) -> loss`` on a fresh copy of the model (its
+    parameters on `device` when given: "xla", device-resident)."""
     model = _tg_model(spec, params)
+    if device is not None:
+        model.to(device)
     opt = tg.optim.SGD(model.parameters(), lr=LR)
 
     def step(*batch):
@@ -126,8 +136,15 @@ def run(name: str, steps: int, *, use_torch: bool, torch_compile: bool,
     eager = _tg_step(spec, params)
     compiled = tg.compile(_tg_step(spec, params))
     jstep = _jax_step(spec, params, data)[0]
+    # the same compiled step with the model and batch on jax's device: state stays in XLA
+    # buffers between calls, donated (backends/device_arrays.py); waited for, as jax's row
+    # and eagerly: each op its jitted jax kernel, the backward program on jax
+    on_device = tg.compile(_tg_step(spec, params, DEVICE))
+    eager_device = _tg_step(spec, params, DEVICE)
+    ddata = tuple(d.to(DEVICE) for d in data)
     fns = {"tg.compile": lambda: compiled(*data), "tracegrad eager": lambda: eager(*data),
-           JAX: jstep}
+           JAX: jstep, DEVICE_COMPILE: lambda: _ready(on_device(*ddata)),
+           DEVICE_EAGER: lambda: _ready(eager_device(*ddata))}
     if use_torch:
         fns.update(_torch_steps(spec, params, data, torch_compile))
     interp = None
