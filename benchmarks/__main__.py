@@ -9,8 +9,8 @@ PyTorch rows appear when torch is importable (the ``bench`` extra); torch is
 imported only then.  Method and results: docs/performance.md.
 
 Workloads: mlp, cnn, transformer, transformer_bf16 (bf16 autocast), lstm (training steps),
-mnist and dcgan (ported pytorch/examples programs, eager against torch eager),
-per_op (eager overhead),
+mnist, dcgan, resnet, mingpt, vae, makemore, word_lm, nanogpt (ported PyTorch programs,
+eager against torch eager: programs.py, programs_more.py), per_op (eager overhead),
 scaling (compiler time vs tape size), memory (saved bytes, XLA temp bytes),
 dispatch (a cached compiled call on tiny inputs).
 """
@@ -32,7 +32,7 @@ if _PINNED:
 
 from . import harness, memory, micro, programs, torch_models, training  # noqa: E402
 
-WORKLOADS = ("mlp", "cnn", "transformer", "transformer_bf16", "lstm", "mnist", "dcgan", "per_op",
+WORKLOADS = ("mlp", "cnn", "transformer", "transformer_bf16", "lstm", *programs.NAMES, "per_op",
              "scaling", "memory", "dispatch")
 
 
@@ -41,7 +41,8 @@ def main(argv=None) -> int:
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run in seconds, whose figures mean nothing: few steps, MLP "
-                         "batch 16, small tapes, no transformer step, no torch.compile")
+                         "batch 16, small tapes, no transformer step, no torch.compile; "
+                         "the programs only with --only, small batches, no tg.compile")
     ap.add_argument("--only", choices=WORKLOADS, action="append",
                     help="run this workload (repeatable); default: all")
     ap.add_argument("--steps", type=int, help="timed steps per implementation "
@@ -71,7 +72,7 @@ def main(argv=None) -> int:
         torch.set_num_threads(ns.cpus)
     want = set(ns.only or WORKLOADS)
     if ns.quick and not ns.only:
-        want.difference_update(("cnn", "transformer", "transformer_bf16", "lstm", "mnist", "dcgan"))
+        want.difference_update(("cnn", "transformer", "transformer_bf16", "lstm", *programs.NAMES))
     records: list[dict] = []
     started = time.perf_counter()
 
@@ -87,11 +88,12 @@ def main(argv=None) -> int:
     if "transformer_bf16" in want:   # the transformer step under bfloat16 autocast
         progress("transformer_bf16")
         records += training.run_bf16(steps, use_torch=use_torch, torch_compile=use_torch)
-    for name in ("mnist", "dcgan"):
+    for name in programs.NAMES:
         if name in want:
             progress(name)
-            records += programs.run(name, steps, use_torch=use_torch,
-                                    batch=8 if ns.quick else None)
+            records += programs.run(name, steps, use_torch=use_torch, compile=not ns.quick,
+                                    batch=programs.PROGRAMS[name]["quick_batch"]
+                                    if ns.quick else None)
     if "per_op" in want:
         progress("per_op")
         records += micro.per_op(max(steps, 5), use_torch)

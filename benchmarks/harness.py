@@ -15,7 +15,19 @@ BASE = ("workload", "impl", "median_ms", "min_ms", "max_ms", "first_call_s", "ra
 # the rows of device-resident tensors ("xla": training.py, micro.py)
 DEVICE_COMPILE, DEVICE_EAGER = "tg.compile, xla tensors", "tracegrad eager, xla tensors"
 JAX = "jax.jit"   # the reference row of a workload (ratio_to_jax), but on:
-REFERENCE = {"per_op": "jax.grad eager", "mnist": "torch eager", "dcgan": "torch eager"}
+REFERENCE = {"per_op": "jax.grad eager"}
+
+
+def _programs() -> tuple:
+    """The ported programs' names (benchmarks/programs.py): no jax row, torch eager is their
+    reference.  Imported when asked: programs imports this module."""
+    from .programs import NAMES
+    return NAMES
+
+
+def reference(workload: str) -> str:
+    """The impl whose median a workload's ratio column divides by."""
+    return REFERENCE.get(workload) or ("torch eager" if workload in _programs() else JAX)
 
 
 def record(workload: str, impl: str, times_s=None, first_call_s=None, **extra) -> dict:
@@ -78,7 +90,7 @@ BF16_LOSS_TOL = 2e-2
 
 def add_ratios(records: list[dict]) -> None:
     ref = {r["workload"]: r["median_ms"] for r in records
-           if r["impl"] == REFERENCE.get(r["workload"], JAX)}
+           if r["impl"] == reference(r["workload"])}
     for r in records:
         base = ref.get(r["workload"])
         r["ratio_to_jax"] = r["median_ms"] / base if base and r["median_ms"] else None
@@ -122,7 +134,7 @@ def targets(records: list[dict]) -> list[dict]:
         if tg_row["first_call_s"] and jax_row["first_call_s"]:
             check(f"{w}: tg.compile / jax.jit first call",
                   tg_row["first_call_s"] / jax_row["first_call_s"], 1.5)
-    for w in ("mnist", "dcgan"):   # issue 17: ported programs, eager <= 1.5x torch eager
+    for w in _programs():   # issue 17: ported programs, eager <= 1.5x torch eager
         eager, torch_eager = _find(records, w, "tracegrad eager"), _find(records, w, "torch eager")
         if eager and torch_eager:
             check(f"{w}: tracegrad eager / torch eager step", eager["median_ms"] /

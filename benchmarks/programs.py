@@ -1,4 +1,5 @@
-"""Ported PyTorch programs, eager: tracegrad eager against torch eager (issue 17).
+"""Ported PyTorch programs: tracegrad eager against torch eager (issue 17), and the runner
+of every program (these two and programs_more.py's six: `PROGRAMS`, `NAMES`, `run`).
 
 - ``mnist``: pytorch/examples' MNIST CNN training step: conv 1->32 3x3, ReLU, conv 32->64
   3x3, ReLU, max pool 2, dropout 0.25, flatten, Linear 9216->128, ReLU, dropout 0.5,
@@ -7,16 +8,25 @@
   a generator of conv_transpose2d + BatchNorm + ReLU, a discriminator of strided conv +
   LeakyReLU (+ BatchNorm), BCE losses, one Adam update of each network per step.
 
-Both programs are written once against a torch-shaped namespace (``tracegrad`` or
-``torch``), so the two rows run the same code.  Dropout draws from each library's own
-stream, so the first-step check compares a dropout-free forward (``eval()``) instead of
-the first loss; weights are copied from the tracegrad model by parameter name.
+Each program is written once against a torch-shaped namespace ``lib`` (``tracegrad`` or
+``torch``) as ``build(lib, batch) -> (model, step)``, ``step(*data) -> loss`` one training
+step, so the rows run the same code: ``tracegrad eager``, ``tg.compile`` (the whole step
+compiled; when it does not compile the row says why) and ``torch eager``.  Every row starts
+from the tracegrad model's state dict (parameters and buffers, by name).  Dropout and
+sampling draw from each library's own stream, so the first-step check compares a forward in
+``eval()`` mode; programs without randomness (``same_loss``) must also agree on the first
+loss (relative 1e-4).
 """
 from __future__ import annotations
+
+import math
+import time
+import warnings
 
 import numpy as np
 
 from .harness import record, time_interleaved, warm_eager
+from .programs_more import MORE
 
 
 def _mnist_net(lib):
@@ -43,8 +53,14 @@ def _mnist_net(lib):
 def _mnist(lib, batch: int):
     model = _mnist_net(lib)
     opt = lib.optim.Adadelta(model.parameters(), lr=1.0)
-    loss_fn = lib.nn.functional.nll_loss
-    return model, (model,), [opt], lambda data: [(opt, loss_fn(model(data[0]), data[1]))]
+
+    def step(data, target):
+        opt.zero_grad()
+        loss = lib.nn.functional.nll_loss(model(data), target)
+        loss.backward()
+        opt.step()
+        return loss
+    return model, step
 
 
 def _mnist_data(rng, batch):
@@ -75,15 +91,19 @@ def _dcgan(lib, batch: int):
     opt_g = lib.optim.Adam(gen.parameters(), lr=2e-4, betas=(0.5, 0.999))
     bce = lib.nn.functional.binary_cross_entropy
 
-    def losses(data):
-        real, noise = data
+    def step(real, noise):   # the example's order: D on real and fake, then G
         ones, zeros = lib.ones(real.shape[0]), lib.zeros(real.shape[0])
         fake = gen(noise)
+        opt_d.zero_grad()
         d_loss = bce(disc(real).view(-1), ones) + bce(disc(fake.detach()).view(-1), zeros)
-        yield opt_d, d_loss
-        yield opt_g, bce(disc(fake).view(-1), ones)
-    whole = lib.nn.ModuleDict({"gen": gen, "disc": disc})
-    return whole, (gen, disc), [opt_d, opt_g], lambda data: losses(data)
+        d_loss.backward()
+        opt_d.step()
+        opt_g.zero_grad()
+        g_loss = bce(disc(fake).view(-1), ones)
+        g_loss.backward()
+        opt_g.step()
+        return g_loss
+    return lib.nn.ModuleDict({"gen": gen, "disc": disc}), step
 
 
 def _dcgan_data(rng, batch):
@@ -91,69 +111,111 @@ def _dcgan_data(rng, batch):
             rng.standard_normal((batch, 100, 1, 1)).astype(np.float32)]
 
 
-PROGRAMS = {"mnist": (_mnist, _mnist_data, 64), "dcgan": (_dcgan, _dcgan_data, 64)}
+# name: the spec of programs_more.MORE (build, data, batch, probe, same_loss, quick_batch)
+PROGRAMS = {
+    "mnist": dict(build=_mnist, data=_mnist_data, batch=64, same_loss=False, quick_batch=8,
+                  probe=lambda model, data: model(data[0])),
+    "dcgan": dict(build=_dcgan, data=_dcgan_data, batch=64, same_loss=False, quick_batch=8,
+                  probe=lambda whole, data: whole["disc"](whole["gen"](data[1]))),
+    **MORE,
+}
+NAMES = tuple(PROGRAMS)   # the runner's workload names (benchmarks/__main__.py)
 
 
-def _step(lib, build, batch, data):
-    """(model, step) where step() runs one training step on `data` (library tensors)."""
-    whole, _, opts, losses = build(lib, batch)
-
-    def step():
-        last = None
-        for opt, loss in losses(data):   # each loss: zero_grad, backward, step (as the examples)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            last = loss
-        return float(last.item())
-    return whole, step
-
-
-def _probe(lib, whole, name, data):
-    """A dropout-free forward value: the first-step check for programs with dropout."""
-    whole.eval()
+def _probe(lib, model, probe, data):
+    """A forward value in eval mode (no dropout, no sampling, BatchNorm's running stats):
+    the first-step check of programs whose step draws random numbers."""
+    model.eval()
     with lib.no_grad():
-        if name == "mnist":
-            out = whole(data[0])
-        else:
-            out = whole["disc"](whole["gen"](data[1]))
-    whole.train()
+        out = probe(model, data)
+    model.train()
     return np.asarray(out.detach().numpy(), dtype=np.float64)
 
 
-def run(name: str, steps: int, *, use_torch: bool, batch: int | None = None) -> list[dict]:
-    """Records for program `name`: tracegrad eager and (with torch) torch eager, interleaved."""
-    import tracegrad as tg
-    build, make_data, default_batch = PROGRAMS[name]
-    batch = batch or default_batch
-    raw = make_data(np.random.default_rng(0), batch)
+def _copy_state(lib, model, state):
+    """Load tracegrad's initial state dict (parameters and buffers) into `model` of `lib`."""
+    model.load_state_dict({k: lib.tensor(np.array(v.detach().numpy())) for k, v in
+                           state.items()})
+
+
+def _timed_first(fn):
+    """(seconds, loss) of one call."""
+    t = time.perf_counter()
+    loss = fn()
+    return time.perf_counter() - t, loss
+
+
+def _compiled(tg, spec, batch, state, data):
+    """The tg.compile row's step: the whole training step compiled, on its own model copy
+    with the same initial state; (fn, why not or None, the warnings of its first call, that
+    call's (seconds, loss))."""
     tg.manual_seed(0)
-    tg_model, tg_step = _step(tg, build, batch, [tg.tensor(a) for a in raw])
-    fns = {"tracegrad eager": tg_step}
-    probes = {"tracegrad eager": _probe(tg, tg_model, name, [tg.tensor(a) for a in raw])}
+    model, step = spec["build"](tg, batch)
+    _copy_state(tg, model, state)
+    fn = tg.compile(step)
+    with warnings.catch_warnings(record=True) as caught:   # a graph break is a finding too
+        warnings.simplefilter("always")
+        try:
+            first = _timed_first(lambda: float(fn(*data).item()))
+        except Exception as e:   # noqa: BLE001 - the reason goes into the record
+            return None, f"{type(e).__name__}: {str(e).splitlines()[0][:160]}", [], None
+    return fn, None, sorted({str(w.message).splitlines()[0][:160] for w in caught}), first
+
+
+def run(name: str, steps: int, *, use_torch: bool, batch: int | None = None,
+        compile: bool = True) -> list[dict]:
+    """Records for program `name`: tracegrad eager, tg.compile of the whole step, and
+    (with torch) torch eager, interleaved; `batch` overrides the program's (--quick)."""
+    import tracegrad as tg
+    spec = PROGRAMS[name]
+    batch = batch or spec["batch"]
+    raw = spec["data"](np.random.default_rng(0), batch)
+    tg_data = [tg.tensor(a) for a in raw]
+    tg.manual_seed(0)
+    tg_model, tg_step = spec["build"](tg, batch)
+    state = {k: v.detach().clone() for k, v in tg_model.state_dict().items()}
+    probes = {"tracegrad eager": _probe(tg, tg_model, spec["probe"], tg_data)}
+    steps_of = {"tracegrad eager": (tg_step, tg_data)}
+    first, losses, warm = {}, {}, {}
+    compiled: dict = {}   # the tg.compile record's extra fields: why not, graph breaks
+    if compile:
+        fn, why, caught, call = _compiled(tg, spec, batch, state, tg_data)
+        compiled = dict(error=why, warnings="; ".join(caught) or None)
+        if fn is not None:
+            steps_of["tg.compile"] = (fn, tg_data)
+            first["tg.compile"], losses["tg.compile"] = call
     if use_torch:
         import torch
         t_data = [torch.from_numpy(np.array(a)) for a in raw]
-        t_model, t_step = _step(torch, build, batch, t_data)
-        state = {k: torch.from_numpy(np.array(v.detach().numpy()))
-                 for k, v in tg_model.state_dict().items()}
-        t_model.load_state_dict(state)
-        probes["torch eager"] = _probe(torch, t_model, name, t_data)
+        t_model, t_step = spec["build"](torch, batch)
+        _copy_state(torch, t_model, state)
+        probes["torch eager"] = _probe(torch, t_model, spec["probe"], t_data)
         np.testing.assert_allclose(probes["torch eager"], probes["tracegrad eager"],
                                    rtol=1e-4, atol=1e-5,
                                    err_msg=f"{name}: tracegrad and torch forwards disagree")
-        fns["torch eager"] = t_step
-    first, warm = {}, {}
+        steps_of["torch eager"] = (t_step, t_data)
+    fns = {k: (lambda f=f, d=d: float(f(*d).item())) for k, (f, d) in steps_of.items()}
     for k, f in fns.items():   # first call, then warm-up (the backward programs reach jax)
-        first[k] = time_interleaved({k: f}, 1)[k][0]
+        if k not in first:
+            first[k], losses[k] = _timed_first(f)
         if k == "tracegrad eager":
             warm[k] = 1 + warm_eager(f)
         else:
             f()
             f()
+    if spec["same_loss"] and "torch eager" in losses:   # deterministic steps: same loss
+        bad = {k: v for k, v in losses.items()
+               if not math.isclose(v, losses["torch eager"], rel_tol=1e-4)}
+        if bad:
+            raise RuntimeError(f"{name}: first-step losses disagree with torch's "
+                               f"{losses['torch eager']}: {bad}")
     cpu: dict = {}
     samples = time_interleaved(fns, steps, cpu)
-    # no jax row: the ratio column of these workloads is to torch eager (harness.REFERENCE)
-    return [record(name, k, v, first_call_s=first[k], cpu_ms=1e3 * float(np.median(cpu[k])),
-                   warmup_calls=warm.get(k))
-            for k, v in samples.items()]
+    # no jax row: the ratio column of these workloads is to torch eager (harness.reference)
+    out = [record(name, k, v, first_call_s=first[k], first_loss=losses[k],
+                  cpu_ms=1e3 * float(np.median(cpu[k])), warmup_calls=warm.get(k),
+                  **(compiled if k == "tg.compile" else {}))
+           for k, v in samples.items()]
+    if compiled and "tg.compile" not in steps_of:
+        out.append(record(name, "tg.compile", None, **compiled))
+    return out
