@@ -18,6 +18,9 @@ _TOL = {"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (2e-4, 1e-
         "float64": (1e-9, 1e-12), "complex64": (2e-4, 1e-5), "complex128": (1e-9, 1e-12)}
 
 
+_LOW_FLOATS = ("bfloat16",)   # float dtypes NumPy does not know as kind "f"
+
+
 def enabled() -> bool:
     return settings.crosscheck()
 
@@ -31,6 +34,8 @@ def compare(g: Graph, inputs: list, jax_outputs: list) -> list[np.ndarray]:
     tol = max((_TOL.get(v.dtype.name, (0, 0)) for v in values), default=(1e-6, 1e-8))
     for i, (a, b) in enumerate(zip(ref, jax_outputs)):
         b = np.asarray(b)
+        if a.dtype.name in _LOW_FLOATS:   # ml_dtypes' kind "V": compared as float32 values
+            a, b = a.astype(np.float32), b.astype(np.float32) if b.dtype == a.dtype else b
         if a.shape != b.shape or a.dtype != b.dtype:
             raise RuntimeError(f"crosscheck @{g.name} output {i}: interpreter gives "
                                f"{a.dtype}{list(a.shape)}, jax gives {b.dtype}{list(b.shape)}")
