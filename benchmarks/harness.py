@@ -135,10 +135,12 @@ def targets(records: list[dict]) -> list[dict]:
             check(f"{w}: tg.compile / jax.jit first call",
                   tg_row["first_call_s"] / jax_row["first_call_s"], 1.5)
     for w in _programs():   # issue 17: ported programs, eager <= 1.5x torch eager
-        eager, torch_eager = _find(records, w, "tracegrad eager"), _find(records, w, "torch eager")
-        if eager and torch_eager:
-            check(f"{w}: tracegrad eager / torch eager step", eager["median_ms"] /
-                  torch_eager["median_ms"], 1.5)
+        torch_eager = _find(records, w, "torch eager")
+        for impl in ("tracegrad eager", DEVICE_EAGER):
+            eager = _find(records, w, impl)
+            if eager and torch_eager:
+                check(f"{w}: {impl} / torch eager step", eager["median_ms"] /
+                      torch_eager["median_ms"], 1.5)
     bf = {r["impl"]: r for r in records if r["workload"] == "transformer_bf16"}
     if "tg.compile bf16" in bf and "torch.compile bf16" in bf:   # issue 17's bf16 target
         check("transformer bf16: tg.compile / torch.compile bf16 step",

@@ -25,7 +25,8 @@ import warnings
 
 import numpy as np
 
-from .harness import record, time_interleaved, warm_eager
+from .harness import DEVICE_EAGER, record, time_interleaved, warm_eager
+from .training import DEVICE
 from .programs_more import MORE
 
 
@@ -163,9 +164,10 @@ def _compiled(tg, spec, batch, state, data):
 
 
 def run(name: str, steps: int, *, use_torch: bool, batch: int | None = None,
-        compile: bool = True) -> list[dict]:
-    """Records for program `name`: tracegrad eager, tg.compile of the whole step, and
-    (with torch) torch eager, interleaved; `batch` overrides the program's (--quick)."""
+        compile: bool = True, device: bool = True) -> list[dict]:
+    """Records for program `name`: tracegrad eager, tg.compile of the whole step, tracegrad
+    eager on "xla" tensors (`device`: each op a jitted jax kernel), and (with torch) torch
+    eager, interleaved; `batch` overrides the program's (--quick)."""
     import tracegrad as tg
     spec = PROGRAMS[name]
     batch = batch or spec["batch"]
@@ -184,6 +186,12 @@ def run(name: str, steps: int, *, use_torch: bool, batch: int | None = None,
         if fn is not None:
             steps_of["tg.compile"] = (fn, tg_data)
             first["tg.compile"], losses["tg.compile"] = call
+    if device:   # the same program with its model and batch on "xla" (device-resident)
+        tg.manual_seed(0)
+        d_model, d_step = spec["build"](tg, batch)
+        _copy_state(tg, d_model, state)
+        d_model.to(DEVICE)
+        steps_of[DEVICE_EAGER] = (d_step, [t.to(DEVICE) for t in tg_data])
     if use_torch:
         import torch
         t_data = [torch.from_numpy(np.array(a)) for a in raw]
@@ -203,6 +211,10 @@ def run(name: str, steps: int, *, use_torch: bool, batch: int | None = None,
         else:
             f()
             f()
+    if spec["same_loss"] and DEVICE_EAGER in losses and not math.isclose(
+            losses[DEVICE_EAGER], losses["tracegrad eager"], rel_tol=1e-4):
+        raise RuntimeError(f"{name}: the xla-tensor step's first loss {losses[DEVICE_EAGER]} "
+                           f"is not the host step's {losses['tracegrad eager']}")
     if spec["same_loss"] and "torch eager" in losses:   # deterministic steps: same loss
         bad = {k: v for k, v in losses.items()
                if not math.isclose(v, losses["torch eager"], rel_tol=1e-4)}

@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from .backends.device_arrays import ARRAY_TYPES, put
+from .backends.device_arrays import ARRAY_TYPES, jax_device, put
 
 # the device types torch.device parses (torch/csrc: c10::DeviceType names)
 DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip",
@@ -116,7 +116,6 @@ def check_device(name: str, dev):
     if dev.type == "cpu":
         return None
     if dev.type in JAX_DEVICE_TYPES:
-        from .backends.device_arrays import jax_device
         try:
             return jax_device(dev)
         except RuntimeError as e:

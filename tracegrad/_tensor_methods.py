@@ -21,6 +21,7 @@ from .backends import device_arrays
 from .backends.device_arrays import ARRAY_TYPES, torch_name
 from .dispatch import view_meta
 from .dispatch.frontend import DISPATCHER
+from .dispatch.hooks import HOOKS
 from .tensor import Tensor, _call_kw, _operand, _varargs, attach, parse_to_args
 
 _MISSING = object()   # a required argument not given (torch's own TypeError)
@@ -511,38 +512,8 @@ def _moved(t: Tensor, target) -> Tensor:
                                              and a.device == target):
         return t   # there already (`to(copy=True)` then copies it differentiably)
     if t._requires_grad and _state.local.grad_enabled:   # differentiable, as torch's copy
-        return _device_copy().apply(t, target)
-    moved = Tensor(_placed(a, target))
+        return HOOKS.device_copy(t, target)   # ToCopyBackward0 (autograd/device_copy.py)
+    moved = Tensor(device_arrays.host(a) if target is CPU else device_arrays.put(a, target))
     if getattr(t, "_inference", False):
         moved._inference = True
     return moved
-
-
-def _placed(a, target):
-    return device_arrays.host(a) if target is CPU else device_arrays.put(a, target)
-
-
-_DEVICE_COPY = []
-
-
-def _device_copy():
-    """The autograd Function of a device move of a tensor that requires grad: its node is
-    torch's ToCopyBackward0, whose backward moves the gradient back to the source device
-    (made on first use: autograd.function imports this module's dependants)."""
-    if not _DEVICE_COPY:
-        from .autograd.function import Function   # noqa: PLC0415
-
-        class ToCopy(Function):
-            @staticmethod
-            def forward(ctx, x, target):
-                a = x._data
-                ctx.source = a.device if type(a) in ARRAY_TYPES else CPU
-                return Tensor(_placed(a, target))
-
-            @staticmethod
-            def backward(ctx, g):
-                return Tensor(_placed(g._data, ctx.source)), None
-
-        ToCopy._backward_cls.__name__ = "ToCopyBackward0"
-        _DEVICE_COPY.append(ToCopy)
-    return _DEVICE_COPY[0]

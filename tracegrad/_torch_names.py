@@ -135,7 +135,7 @@ TORCH_TENSOR_NAMES = frozenset((
     "fliplr flipud fmax fmin frexp geqrf ger grad_dtype hardshrink hash_tensor histogram i0 "
     "i0_ index index_reduce index_reduce_ indices inner int_repr ipu is_coalesced "
     "is_distributed is_ipu is_maia is_mtia is_nested is_nonzero is_pinned is_same_size "
-    "is_set_to is_shared is_sparse_csr is_vulkan is_xla isneginf isposinf isreal istft layout "
+    "is_set_to is_shared is_sparse_csr is_vulkan isneginf isposinf isreal istft layout "
     "logaddexp2 logdet lstsq lu lu_solve map2_ map_ matrix_exp matrix_power mode module_load "
     "msort mtia mvlgamma mvlgamma_ name nanmean nanmedian nanquantile nansum narrow_copy new "
     "new_empty_strided nonzero_static orgqr ormqr pin_memory pinverse polygamma polygamma_ "

@@ -140,12 +140,14 @@ def test_more_programs_run_eagerly_and_compiled(monkeypatch):
     from benchmarks import programs, programs_more
     for name, spec in programs_more.MORE.items():
         recs = programs.run(name, 1, use_torch=False, batch=spec["quick_batch"])
-        assert [r["impl"] for r in recs] == ["tracegrad eager", "tg.compile"], recs
+        assert [r["impl"] for r in recs] == ["tracegrad eager", "tg.compile",
+                                             "tracegrad eager, xla tensors"], recs
         assert all(r["median_ms"] and math.isfinite(r["first_loss"]) for r in recs), \
             [r.get("error") for r in recs]
         # the same initial state: deterministic steps give the same first loss compiled
         if spec["same_loss"]:
             assert math.isclose(recs[0]["first_loss"], recs[1]["first_loss"], rel_tol=1e-4)
+            assert math.isclose(recs[0]["first_loss"], recs[2]["first_loss"], rel_tol=1e-4)
 
 
 # ~40 s on 2 cores (two conv-net programs, eager): `make test-all`
@@ -153,7 +155,7 @@ def test_more_programs_run_eagerly_and_compiled(monkeypatch):
 def test_mnist_and_dcgan_programs_run_eagerly_and_learn():
     from benchmarks import programs
     for name in ("mnist", "dcgan"):
-        (rec,) = programs.run(name, 2, use_torch=False, batch=4, compile=False)
+        (rec,) = programs.run(name, 2, use_torch=False, batch=4, compile=False, device=False)
         assert rec["impl"] == "tracegrad eager" and rec["median_ms"] > 0
     import numpy as np
     import tracegrad as tg

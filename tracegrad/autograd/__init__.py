@@ -11,6 +11,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
                         set_grad_enabled, set_multithreading_enabled)
 from .graph import AccumulateGrad, Node
 from . import record, tensor_methods  # noqa: F401  (record-time extras; Tensor.backward ...)
+from . import device_copy  # noqa: F401  (x.to(device) of a tensor that requires grad)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 from .variable import Variable  # noqa: F401  (torch.autograd.Variable, deprecated alias)
 

@@ -34,6 +34,11 @@ from collections import OrderedDict
 
 import numpy as np
 
+from tracegrad.ir.errors import with_location
+from tracegrad.ir.jax_caches import programs_evicted
+
+from .. import _state
+
 LIVE = [False]          # has this process made a device array (read on the eager hot path)
 ARRAY_TYPES: set = set()   # the concrete jax array type(s), known once one was made
 # ops run on host copies: their jax kernels check values on the host (`host_check`, which
@@ -155,9 +160,6 @@ def _same_device(op, operands, arrays):
 
 
 def _mixed(op, a: str, b: str):
-    from tracegrad.ir.errors import with_location
-
-    from .. import _state
     raise with_location(RuntimeError(
         f"{op.name}: Expected all tensors to be on the same device, but found at least two "
         f"devices, {a} and {b}! (move them with .to(device))"),
@@ -201,7 +203,6 @@ def _tracer_errors() -> tuple:
 
 
 def _jitted(op, attrs: dict, key):
-    from tracegrad.ir.jax_caches import programs_evicted
     jax = _jax()
     kernel = op.kernel_for("jax")
     fn = _KERNELS[key] = jax.jit(lambda *a: kernel(jax.numpy, *a, **attrs))

@@ -23,13 +23,15 @@ Slots (all filled by the time ``import tracegrad`` returns):
         accessors of a tape node (autograd/saved_hooks.py).
     autocast(frontend, op, args, kwargs): an op call inside a ``tg.autocast`` region
         (tracegrad/amp.py, which also turns ``TensorFrontend.autocast_active`` on).
+    device_copy(tensor, target): ``tensor.to(device)`` of a tensor that requires grad, as a
+        recorded ToCopyBackward0 node (autograd/device_copy.py).
 """
 from __future__ import annotations
 
 
 class _Hooks:
     __slots__ = ("propagate", "on_record", "copy_tangent", "write_view_tangent", "tangent_of", "saved_names",
-                 "saved_attribute", "autocast")
+                 "saved_attribute", "autocast", "device_copy")
 
     def __init__(self):
         for name in self.__slots__:
