@@ -85,6 +85,11 @@ def _pow_kernel(xp, x, y):
         sign = xp.where(y % 2 == 0, 1, -1).astype(r.dtype)
         small = xp.where(x == 1, 1, xp.where(x == -1, sign, 0)).astype(r.dtype)
         return xp.where(neg, small, r)
+    if (xp is np and y.ndim == 0 and x.dtype == y.dtype and x.dtype.kind == "f"
+            and (y == 2.0 or y == 3.0)):
+        # torch's pow with a scalar 2 or 3 multiplies (x*x, x*x*x); NumPy's float32 power
+        # runs ~200x slower (15 ms against 0.07 for GELU's x ** 3 in a GPT step, issue 17)
+        return x * x if y == 2.0 else x * x * x
     return xp.power(x, y)
 
 
