@@ -139,6 +139,14 @@ def _copy_state(lib, model, state):
                            state.items()})
 
 
+def _synced(loss, model):
+    """`loss` once `model`'s parameters (device arrays) are computed: the step's last
+    kernels may still run after the loss is known (the next row would pay for them)."""
+    import jax
+    jax.block_until_ready([p._data for p in model.parameters()])
+    return loss
+
+
 def _timed_first(fn):
     """(seconds, loss) of one call."""
     t = time.perf_counter()
@@ -203,6 +211,8 @@ def run(name: str, steps: int, *, use_torch: bool, batch: int | None = None,
                                    err_msg=f"{name}: tracegrad and torch forwards disagree")
         steps_of["torch eager"] = (t_step, t_data)
     fns = {k: (lambda f=f, d=d: float(f(*d).item())) for k, (f, d) in steps_of.items()}
+    if DEVICE_EAGER in fns:   # jax dispatches asynchronously: wait for the whole update
+        fns[DEVICE_EAGER] = lambda f=fns[DEVICE_EAGER]: _synced(f(), d_model)
     for k, f in fns.items():   # first call, then warm-up (the backward programs reach jax)
         if k not in first:
             first[k], losses[k] = _timed_first(f)

@@ -34,8 +34,12 @@ LR = 0.01
 DEVICE = "xla"   # the device-resident rows' device: jax's default one
 
 
-def _ready(loss):
-    loss._data.block_until_ready()
+def _ready(loss, step):
+    """`loss` once the whole step has run: jax dispatches asynchronously, so the parameters'
+    updates may still be running when the loss is ready (and would be timed in the next
+    row of the interleaved loop)."""
+    import jax
+    jax.block_until_ready([loss._data] + [p._data for p in step.model.parameters()])
     return loss
 
 
@@ -82,6 +86,7 @@ def _tg_step(spec, params, device=None):
         loss.backward()
         opt.step()
         return loss
+    step.model = model   # the device rows wait for its parameters (`_ready`)
     return step
 
 
@@ -139,12 +144,13 @@ def run(name: str, steps: int, *, use_torch: bool, torch_compile: bool,
     # the same compiled step with the model and batch on jax's device: state stays in XLA
     # buffers between calls, donated (backends/device_arrays.py); waited for, as jax's row
     # and eagerly: each op its jitted jax kernel, the backward program on jax
-    on_device = tg.compile(_tg_step(spec, params, DEVICE))
+    device_step = _tg_step(spec, params, DEVICE)
+    on_device = tg.compile(device_step)
     eager_device = _tg_step(spec, params, DEVICE)
     ddata = tuple(d.to(DEVICE) for d in data)
     fns = {"tg.compile": lambda: compiled(*data), "tracegrad eager": lambda: eager(*data),
-           JAX: jstep, DEVICE_COMPILE: lambda: _ready(on_device(*ddata)),
-           DEVICE_EAGER: lambda: _ready(eager_device(*ddata))}
+           JAX: jstep, DEVICE_COMPILE: lambda: _ready(on_device(*ddata), device_step),
+           DEVICE_EAGER: lambda: _ready(eager_device(*ddata), eager_device)}
     if use_torch:
         fns.update(_torch_steps(spec, params, data, torch_compile))
     interp = None
