@@ -245,3 +245,22 @@ def test_state_dict_round_trip_keeps_the_modules_device():
     back.load_state_dict(dst.state_dict())    # device tensors load into host parameters
     assert not on_device(back.weight)
     np.testing.assert_array_equal(back.weight.detach().numpy(), src.weight.detach().numpy())
+
+
+def test_gradients_land_on_the_leafs_device_when_nothing_saved_is_on_it():
+    # the backward programs of these graphs read no device value (the saved constants are
+    # host scalars): the root's gradient and the accumulation put the result on the device
+    w = tg.ones(2, 2, device=XLA, requires_grad=True)
+    z = w.clone()
+    z[0].add_(w[1] * 3)        # an in-place write into a view (CopySlices)
+    z.sum().backward()
+    assert on_device(w.grad)
+    np.testing.assert_array_equal(w.grad.cpu().numpy(), [[1, 1], [4, 4]])
+    v = tg.ones(2, device=XLA, requires_grad=True)
+    (v * 3).sum().backward()
+    assert on_device(v.grad)
+    np.testing.assert_array_equal(v.grad.cpu().numpy(), [3, 3])
+    h = tg.ones(2, requires_grad=True)      # a host leaf used with a device tensor
+    (h * tg.full((2,), 2.0, device=XLA)).sum().backward()
+    assert not on_device(h.grad)
+    np.testing.assert_array_equal(h.grad.numpy(), [2, 2])

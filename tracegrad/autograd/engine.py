@@ -34,6 +34,7 @@ from tracegrad.ir.graph import Graph
 from tracegrad.ir.registry import get as get_op
 
 from .. import _state
+from ..backends import device_arrays
 from ..tensor import Tensor
 from . import anomaly, forward_ad, hooks, profiler
 from .function import CUSTOM_FUNCTION
@@ -120,6 +121,9 @@ def _root_cotangents(tensors, grad_tensors) -> list:
                 raise RuntimeError(implicit_complex_error(t))
             if _state.local.tracer is None and isinstance(t._data, np.ndarray):
                 g = Tensor(np.ones(t._data.shape, t._data.dtype))   # full(shape, 1): quicker
+            elif device_arrays.is_device_array(t._data):   # on the root's device
+                g = Tensor(device_arrays.put(np.ones(t._data.shape, t._data.dtype),
+                                             t._data.device))
             else:
                 g = full(t.shape, 1, t.dtype)
         else:

@@ -13,9 +13,20 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _state
+from ..backends import device_arrays
 from ..tensor import Tensor
 from . import forward_ad, hooks
 from .grad_mode import no_grad, set_grad_enabled
+
+
+def _on_device_of(t: Tensor, g: Tensor) -> Tensor:
+    a, b = t._data, g._data
+    if device_arrays.is_device_array(a):
+        if not device_arrays.is_device_array(b) or b.device != a.device:
+            return Tensor(device_arrays.put(b, a.device)) if g.grad_fn is None else g.to(a.device)
+    elif device_arrays.is_device_array(b) and isinstance(a, np.ndarray):
+        return Tensor(device_arrays.host(b)) if g.grad_fn is None else g.cpu()
+    return g
 
 
 def _accumulate_with_hooks(t: Tensor, g: Tensor, create_graph: bool) -> None:
@@ -56,6 +67,8 @@ def _grad_copy(t: Tensor, g: Tensor) -> Tensor:
 
 
 def _accumulate(t: Tensor, g: Tensor, create_graph: bool) -> None:
+    if device_arrays.LIVE[0]:   # the gradient goes where the leaf lives (a program whose
+        g = _on_device_of(t, g)   # inputs were all host values ran on the host)
     if t._grad is None:
         t._set_grad(_grad_copy(t, g) if create_graph else _detached(g))
     elif create_graph:
