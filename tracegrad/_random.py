@@ -17,6 +17,7 @@ import numpy as np
 from tracegrad.ir import types as T
 
 from . import _ops
+from ._device import creates_on_device
 from ._creation import parse_size
 from ._generator import draw, generator_of
 from .dispatch.grad_mode import no_grad
@@ -135,6 +136,7 @@ def _num(v) -> str:
     return str(int(v)) if float(v).is_integer() else str(v)
 
 
+@creates_on_device
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Normal samples (torch.normal), in torch's four forms: ``normal(mean_t, std_t)``

@@ -21,6 +21,7 @@ from tracegrad.ir import types as T
 from tracegrad.ir.errors import DTypeError
 
 from . import _ops, _state
+from ._device import creates_on_device
 from ._indexing import _is_traced, _value_error
 from .tensor import Tensor, attach
 
@@ -188,6 +189,7 @@ def _tri_indices(name: str, lower: bool, row: int, col: int, offset: int, dtype)
 
 
 @_state.located
+@creates_on_device
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None):
     """The (2, N) row and column indices of the lower triangle of a row x col matrix, row by
@@ -197,6 +199,7 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
 
 
 @_state.located
+@creates_on_device
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None):
     """The (2, N) indices of the upper triangle, row by row (torch.triu_indices); see

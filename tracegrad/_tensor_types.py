@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from tracegrad.ir import types as T
 
-from ._device import check_device
+from ._device import check_host
 from ._legacy import _MISSING, TYPE_NAMES, legacy_array
 from .tensor import Tensor
 
 
 class _LegacyTensorType(type):
     def __call__(cls, data=_MISSING, *sizes, device=None):
-        check_device(cls.__name__, device)
+        check_host(cls.__name__, device)
         return Tensor(legacy_array(cls.__name__, cls._legacy_dtype, data, sizes))
 
     def __instancecheck__(cls, obj) -> bool:

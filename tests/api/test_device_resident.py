@@ -264,3 +264,14 @@ def test_gradients_land_on_the_leafs_device_when_nothing_saved_is_on_it():
     (h * tg.full((2,), 2.0, device=XLA)).sum().backward()
     assert not on_device(h.grad)
     np.testing.assert_array_equal(h.grad.numpy(), [2, 2])
+
+
+def test_the_other_factories_with_a_device_argument_honour_it():
+    assert on_device(tg.normal(0.0, 1.0, (2,), device=XLA))
+    assert on_device(tg.normal(tg.zeros(2, device=XLA), 1.0))
+    assert on_device(tg.tril_indices(3, 3, device=XLA))
+    mask = nn.Transformer.generate_square_subsequent_mask(3, device=XLA)
+    assert on_device(mask)
+    np.testing.assert_array_equal(np.isinf(mask.cpu().numpy()), np.triu(np.ones((3, 3)), 1) > 0)
+    with pytest.raises(NotImplementedError, match="FloatTensor: only device='cpu'"):
+        tg.FloatTensor([1.0], device=XLA)

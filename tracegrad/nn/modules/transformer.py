@@ -33,7 +33,7 @@ from .norm import LayerNorm
 
 def _generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
     """(sz, sz) float mask: -inf above the diagonal, 0 elsewhere (torch's causal mask)."""
-    return _ops.triu(_creation.full((sz, sz), float("-inf"), dtype=dtype), 1)
+    return _ops.triu(_creation.full((sz, sz), float("-inf"), dtype=dtype, device=device), 1)
 
 
 def _activation(activation) -> tuple[Callable, bool]:
