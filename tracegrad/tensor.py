@@ -18,7 +18,7 @@ from tracegrad.ir.registry import CREATION, INTERNAL, REGISTRY
 
 from . import _state
 from ._device import CPU, check_device, check_host, is_device_name
-from .backends.device_arrays import ARRAY_TYPES, host
+from .backends.device_arrays import ARRAY_TYPES, host, put
 from ._legacy import _MISSING, TYPE_NAMES, dtype_of_type_name, legacy_array, type_string
 from ._size import Size, make_size
 from ._tensor_str import tensor_repr
@@ -432,6 +432,9 @@ class Tensor:
         """Pickling (torch's rules): the value, ``requires_grad`` and ``.grad``; the graph is
         not kept (a non-leaf comes back as a leaf that requires grad, as torch's)."""
         data = np.array(self._concrete("pickle"))
+        if type(self._data) in ARRAY_TYPES:   # a device tensor comes back on its device
+            return (_rebuild_tensor, (type(self), data, self._requires_grad, self._grad,
+                                      str(self.device)))
         return (_rebuild_tensor, (type(self), data, self._requires_grad, self._grad))
 
     def detach_(self) -> "Tensor":
@@ -498,9 +501,16 @@ _LEGACY_DATA = frozenset({list, tuple, Size, int, float, bool, type(_MISSING), T
                           dict, bytes, set})
 
 
-def _rebuild_tensor(cls, data, requires_grad, grad):
-    """Unpickle a tensor (`Tensor.__reduce_ex__`)."""
+def _rebuild_tensor(cls, data, requires_grad, grad, device=None):
+    """Unpickle a tensor (`Tensor.__reduce_ex__`); `device`: the name of the jax device it
+    was on (``copy.deepcopy`` of a model on "xla" stays there).
+
+    Raises:
+        NotImplementedError: that device is not here (a "cuda" pickle without a GPU).
+    """
     t = cls(data, requires_grad=requires_grad)
+    if device is not None:
+        t._data = put(data, check_device("unpickling a tensor", device))
     t._grad = grad
     return t
 

@@ -275,3 +275,17 @@ def test_the_other_factories_with_a_device_argument_honour_it():
     np.testing.assert_array_equal(np.isinf(mask.cpu().numpy()), np.triu(np.ones((3, 3)), 1) > 0)
     with pytest.raises(NotImplementedError, match="FloatTensor: only device='cpu'"):
         tg.FloatTensor([1.0], device=XLA)
+
+
+def test_deepcopy_and_pickle_keep_the_device_and_averaged_model_takes_one():
+    import copy
+    import pickle
+    model = nn.Linear(3, 2).to(XLA)
+    clone = copy.deepcopy(model)
+    assert on_device(clone.weight) and clone.weight is not model.weight
+    np.testing.assert_array_equal(clone.weight.detach().cpu().numpy(),
+                                  model.weight.detach().cpu().numpy())
+    back = pickle.loads(pickle.dumps(tg.tensor([1.0, 2.0], device=XLA)))
+    assert on_device(back) and back.cpu().tolist() == [1.0, 2.0]
+    avg = tg.optim.swa_utils.AveragedModel(nn.Linear(3, 2), device=XLA)
+    assert on_device(avg.module.weight)

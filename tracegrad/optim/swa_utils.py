@@ -98,7 +98,7 @@ class AveragedModel(Module):
 
     Args:
         model: the module to average (deep-copied).
-        device: accepted as torch; tracegrad has one device.
+        device: where the averaged copy lives (``module.to(device)``), as torch.
         avg_fn, multi_avg_fn: at most one of them.
         use_buffers: average the buffers too (BatchNorm statistics); otherwise they are
             copied from `model` at each update.
@@ -112,6 +112,8 @@ class AveragedModel(Module):
         if avg_fn is not None and multi_avg_fn is not None:
             raise AssertionError("Only one of avg_fn and multi_avg_fn should be provided")
         self.module = copy.deepcopy(model)
+        if device is not None:   # torch: the averaged copy lives on `device`
+            self.module.to(device)
         self.register_buffer("n_averaged", tensor(0, dtype=T.int64))
         self.avg_fn = avg_fn
         self.multi_avg_fn = multi_avg_fn
