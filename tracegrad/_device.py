@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from .backends.device_arrays import ARRAY_TYPES, jax_device, put
+from .backends.device_arrays import ARRAY_TYPES, host, jax_device, put
 
 # the device types torch.device parses (torch/csrc: c10::DeviceType names)
 DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip",
@@ -151,11 +151,25 @@ def creates_on_device(fn):
         dev = kwargs.get("device")
         if dev is None and args and type(getattr(args[0], "_data", None)) in ARRAY_TYPES:
             target = args[0]._data.device   # zeros_like(x) of a device tensor x
-        elif dev is None or dev is CPU or (type(dev) is str and dev == "cpu"):
-            return out
         else:
-            target = check_device(name, dev)
+            target = check_device(name, dev)   # None for the host: nothing to move
         if target is not None and type(out._data) is np.ndarray:   # not while tracing
             out._data = put(out._data, target)
         return out
     return wrapper
+
+
+def placed(a, target):
+    """Array `a` on `target`, `CPU` (a NumPy array) or a `jax.Device`: `a` itself when it
+    is there already.  The one move of a storage between devices (`Tensor.to`,
+    `Module.to`, the gradient of a device copy)."""
+    if is_on(a, target):
+        return a
+    return host(a) if target is CPU else put(a, target)
+
+
+def is_on(a, target) -> bool:
+    """Is array `a` on `target` (`CPU` or a `jax.Device`)?"""
+    if type(a) in ARRAY_TYPES:
+        return target is not CPU and a.device == target
+    return target is CPU

@@ -16,15 +16,45 @@ from tracegrad.ir.errors import ShapeError, with_location
 from tracegrad.ir.graph import Value
 
 from . import _composite, _creation, _indexing, _ops, _state, _view_names, _views
-from ._device import CPU, check_device, device
-from .backends import device_arrays
+from ._device import CPU, check_device, device, is_device_name, is_on, placed
 from .backends.device_arrays import ARRAY_TYPES, torch_name
 from .dispatch import view_meta
 from .dispatch.frontend import DISPATCHER
 from .dispatch.hooks import HOOKS
-from .tensor import Tensor, _call_kw, _operand, _varargs, attach, parse_to_args
+from .tensor import Tensor, _call_kw, _operand, _varargs, attach
 
 _MISSING = object()   # a required argument not given (torch's own TypeError)
+
+
+def parse_to_args(name: str, args: tuple, kwargs: dict, extra: tuple = ()):
+    """The one parser of torch's ``to(...)`` forms, shared by `Tensor.to` and `Module.to`:
+    ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other_tensor)`` and the keywords
+    ``dtype``, ``device``, ``non_blocking`` (ignored) and those in `extra` (e.g. ``copy``).
+
+    Returns ``(dtype or None, target, *extra values)``: `target` is None (no device given),
+    `CPU` (the host) or the `jax.Device` of an "xla" / "cuda" device; ``to(other)`` takes
+    other's dtype and device.
+    Raises:
+        TypeError: an unknown keyword or dtype.
+        NotImplementedError: a device tracegrad does not have (`_device.check_device`, the
+            check every ``device=`` argument goes through).
+    """
+    kwargs = dict(kwargs)
+    dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+    extras = [kwargs.pop(k, False) for k in extra]
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"{name}() got unexpected keyword argument(s) {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif is_device_name(a):
+            device = a
+        elif a is not None:
+            dtype = a
+    target = None if device is None else (check_device(name, device) or CPU)
+    return (None if dtype is None else T.as_dtype(dtype), target, *extras)
+
 
 
 @attach
@@ -116,6 +146,22 @@ class _TensorMethods:
         whose storage is a jax array."""
         a = self._data
         return device(torch_name(a)) if type(a) in ARRAY_TYPES else CPU
+
+    @property
+    def is_cpu(self) -> bool:
+        return type(self._data) not in ARRAY_TYPES
+
+    @property
+    def is_cuda(self) -> bool:
+        """True on jax's GPU backend (``device="cuda"``)."""
+        a = self._data
+        return type(a) in ARRAY_TYPES and a.device.platform == "gpu"
+
+    @property
+    def is_xla(self) -> bool:
+        """True on a jax device that is not a GPU (``device="xla"``)."""
+        a = self._data
+        return type(a) in ARRAY_TYPES and a.device.platform != "gpu"
 
     def get_device(self) -> int:
         """The device index, or -1 for a CPU tensor (torch.Tensor.get_device)."""
@@ -507,13 +553,11 @@ def _moved(t: Tensor, target) -> Tensor:
     a = t._data
     if isinstance(a, Value):   # traced: the program runs where its inputs are
         return t
-    on_device = type(a) in ARRAY_TYPES
-    if (target is CPU and not on_device) or (on_device and target is not CPU
-                                             and a.device == target):
+    if is_on(a, target):
         return t   # there already (`to(copy=True)` then copies it differentiably)
     if t._requires_grad and _state.local.grad_enabled:   # differentiable, as torch's copy
         return HOOKS.device_copy(t, target)   # ToCopyBackward0 (autograd/device_copy.py)
-    moved = Tensor(device_arrays.host(a) if target is CPU else device_arrays.put(a, target))
+    moved = Tensor(placed(a, target))
     if getattr(t, "_inference", False):
         moved._inference = True
     return moved

@@ -17,7 +17,7 @@ from tracegrad.ir.graph import Value
 from tracegrad.ir.registry import CREATION, INTERNAL, REGISTRY
 
 from . import _state
-from ._device import CPU, check_device, check_host, is_device_name
+from ._device import check_device, check_host
 from .backends.device_arrays import ARRAY_TYPES, host, put
 from ._legacy import _MISSING, TYPE_NAMES, dtype_of_type_name, legacy_array, type_string
 from ._size import Size, make_size
@@ -40,36 +40,6 @@ def _operator(name: str, reflected: bool = False):
     method.__name__ = method.__qualname__ = f"{'r' if reflected else ''}{name}"
     return method
 
-
-
-def parse_to_args(name: str, args: tuple, kwargs: dict, extra: tuple = ()):
-    """The one parser of torch's ``to(...)`` forms, shared by `Tensor.to` and `Module.to`:
-    ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other_tensor)`` and the keywords
-    ``dtype``, ``device``, ``non_blocking`` (ignored) and those in `extra` (e.g. ``copy``).
-
-    Returns ``(dtype or None, target, *extra values)``: `target` is None (no device given),
-    `CPU` (the host) or the `jax.Device` of an "xla" / "cuda" device; ``to(other)`` takes
-    other's dtype and device.
-    Raises:
-        TypeError: an unknown keyword or dtype.
-        NotImplementedError: a device tracegrad does not have (`_device.check_device`, the
-            check every ``device=`` argument goes through).
-    """
-    kwargs = dict(kwargs)
-    dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
-    extras = [kwargs.pop(k, False) for k in extra]
-    kwargs.pop("non_blocking", None)
-    if kwargs:
-        raise TypeError(f"{name}() got unexpected keyword argument(s) {sorted(kwargs)}")
-    for a in args:
-        if isinstance(a, Tensor):
-            dtype, device = a.dtype, a.device
-        elif is_device_name(a):
-            device = a
-        elif a is not None:
-            dtype = a
-    target = None if device is None else (check_device(name, device) or CPU)
-    return (None if dtype is None else T.as_dtype(dtype), target, *extras)
 
 
 # the C++ type names torch 2.13 prints for a gradient's dtype in `.grad = ...`'s message
@@ -157,24 +127,9 @@ class Tensor:
                             ".__format__")
         return str(self)
 
-    # torch.Tensor's device flags: a tensor is on the host or a jax device (_device.py)
+    # torch.Tensor's device flags; is_cpu / is_cuda / is_xla and `device` read the storage
+    # (_tensor_methods.py)
     is_xpu = is_mps = is_meta = is_sparse = is_quantized = is_mkldnn = False
-
-    @property
-    def is_cpu(self) -> bool:
-        return type(self._data) not in ARRAY_TYPES
-
-    @property
-    def is_cuda(self) -> bool:
-        """True on jax's GPU backend (``device="cuda"``)."""
-        a = self._data
-        return type(a) in ARRAY_TYPES and a.device.platform == "gpu"
-
-    @property
-    def is_xla(self) -> bool:
-        """True on a jax device that is not a GPU (``device="xla"``)."""
-        a = self._data
-        return type(a) in ARRAY_TYPES and a.device.platform != "gpu"
 
     @property
     def output_nr(self) -> int:

@@ -43,8 +43,9 @@ def test_repr_item_tolist_and_array_read_the_host_value():
 
 def test_numpy_of_a_device_tensor_raises_as_torch_for_cuda():
     x = tg.ones(2).to(XLA)
-    # torch 2.13, a CUDA tensor: "can't convert cuda:0 device type tensor to numpy. Use
-    # Tensor.cpu() to copy the tensor to host memory first."
+    # torch 2.13 (checked on its meta device, the same check as a CUDA tensor's): TypeError
+    # "can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor
+    # to host memory first."
     with pytest.raises(TypeError, match=r"can't convert xla:0 device type tensor to numpy\. "
                                         r"Use Tensor\.cpu\(\) to copy the tensor to host"):
         x.numpy()
@@ -289,3 +290,15 @@ def test_deepcopy_and_pickle_keep_the_device_and_averaged_model_takes_one():
     assert on_device(back) and back.cpu().tolist() == [1.0, 2.0]
     avg = tg.optim.swa_utils.AveragedModel(nn.Linear(3, 2), device=XLA)
     assert on_device(avg.module.weight)
+
+
+def test_a_gradient_with_history_moves_to_its_leafs_device_differentiably():
+    # backward(create_graph=True) accumulating a host gradient that has a graph into a
+    # device leaf: the move is a ToCopyBackward0 node, not a cut
+    from tracegrad.autograd.grad_accumulation import _on_device_of
+    w = tg.ones(2, device=XLA, requires_grad=True)
+    g = tg.ones(2, requires_grad=True) * 2
+    moved = _on_device_of(w, g)
+    assert on_device(moved) and moved.grad_fn.name() == "ToCopyBackward0"
+    np.testing.assert_array_equal(moved.detach().cpu().numpy(), [2.0, 2.0])
+    assert _on_device_of(w, moved) is moved

@@ -4,16 +4,11 @@ source device (a host NumPy array or a jax device: backends/device_arrays.py).  
 dispatch core's ``device_copy`` slot (`Tensor.to` sits below this layer)."""
 from __future__ import annotations
 
-from .._device import CPU
+from .._device import CPU, placed
 from ..backends import device_arrays
 from ..dispatch.hooks import register
 from ..tensor import Tensor
 from .function import Function
-
-
-def placed(a, target):
-    """Array `a` on `target`: `CPU` (a NumPy array) or a `jax.Device`."""
-    return device_arrays.host(a) if target is CPU else device_arrays.put(a, target)
 
 
 class ToCopy(Function):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _state
+from .._device import CPU, is_on, placed
 from ..backends import device_arrays
 from ..tensor import Tensor
 from . import forward_ad, hooks
@@ -20,13 +21,17 @@ from .grad_mode import no_grad, set_grad_enabled
 
 
 def _on_device_of(t: Tensor, g: Tensor) -> Tensor:
+    """`g` on `t`'s device (a differentiable copy when `g` has history, create_graph)."""
     a, b = t._data, g._data
-    if device_arrays.is_device_array(a):
-        if not device_arrays.is_device_array(b) or b.device != a.device:
-            return Tensor(device_arrays.put(b, a.device)) if g.grad_fn is None else g.to(a.device)
-    elif device_arrays.is_device_array(b) and isinstance(a, np.ndarray):
-        return Tensor(device_arrays.host(b)) if g.grad_fn is None else g.cpu()
-    return g
+    if not isinstance(a, (np.ndarray, *device_arrays.ARRAY_TYPES)):   # traced: no devices
+        return g
+    on_device = device_arrays.is_device_array(a)
+    target = a.device if on_device else CPU
+    if is_on(b, target):
+        return g
+    if g.grad_fn is None:
+        return Tensor(placed(b, target))
+    return g.to(device_arrays.torch_name(a) if on_device else "cpu")
 
 
 def _accumulate_with_hooks(t: Tensor, g: Tensor, create_graph: bool) -> None:

@@ -38,12 +38,13 @@ from tracegrad.ir.errors import with_location
 from tracegrad.ir.jax_caches import programs_evicted
 
 from .. import _state
+from .jax_backend import HOST_CHECK_OPS
 
 LIVE = [False]          # has this process made a device array (read on the eager hot path)
 ARRAY_TYPES: set = set()   # the concrete jax array type(s), known once one was made
 # ops run on host copies: their jax kernels check values on the host (`host_check`, which
 # only a whole lowered program collects), or failed to trace alone (value-dependent shapes)
-_HOST_ONLY: set = {"index_check", "gauge_check"}
+_HOST_ONLY: set = set(HOST_CHECK_OPS)
 # (jax kernel, attributes, argument types) -> jitted kernel, least recently used first; one
 # jitted function per signature, so a drop frees what jax holds for it (ir/jax_caches.py)
 _KERNELS: OrderedDict = OrderedDict()

@@ -71,6 +71,9 @@ def _gauge_check_jax(xp, x, got, want, *, what):
 
 register_kernel("index_check", "jax", _index_check_jax)
 register_kernel("gauge_check", "jax", _gauge_check_jax)
+# the ops whose jax kernel checks on the host (`host_check`): their check runs after the
+# program, and only a whole lowered program collects it
+HOST_CHECK_OPS = frozenset({"index_check", "gauge_check"})
 
 
 def _raise_host_error() -> None:

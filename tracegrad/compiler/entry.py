@@ -32,14 +32,12 @@ from ..autograd.profiler import profiled
 from ..backends import device_arrays
 from ..backends.buffers import distinct
 from ..backends.executable import Executable
+from ..backends.jax_backend import HOST_CHECK_OPS
 from ..tensor import Tensor
 from . import sharding
 from .backward_plan import BackwardPlan
 from .guards import GuardFailure, lifted_failure, lifted_guard
 from .trace import GradWrite, TraceResult
-
-
-_HOST_CHECKS = ("index_check", "gauge_check")   # ops whose check runs after the program
 
 
 class NonFiniteRun(Exception):
@@ -97,7 +95,7 @@ class Entry:
         # "auto" (see compile()'s docstring): on an accelerator, or when the overwritten
         # inputs are device arrays on the first run (device-resident state, `run`)
         self._auto_donate = donate is None and executor == "jax" and not any(
-            n.op in _HOST_CHECKS for n in tr.graph.nodes)   # a failed check after the run
+            n.op in HOST_CHECK_OPS for n in tr.graph.nodes)   # a failed check after the run
         # must find the inputs as they were
         if donate is None:
             donate = executor == "jax" and _on_accelerator()

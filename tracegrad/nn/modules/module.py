@@ -16,9 +16,10 @@ from tracegrad.ir import types as T
 
 from ... import _state
 from ...compiler.compile import register_module_type
-from ..._device import CPU
+from ..._device import placed
 from ...backends.device_arrays import host, is_device_array, put
-from ...tensor import Parameter, Tensor, parse_to_args
+from ..._tensor_methods import parse_to_args
+from ...tensor import Parameter, Tensor
 from .hooks import ModuleHooks, call_with_hooks, hooks_of
 
 
@@ -410,13 +411,7 @@ register_module_type(Module)   # tg.compile(module) returns a CompiledModule
 def _move_storage(t: Tensor, target) -> None:
     """`t`'s storage on `target` (`CPU` or a `jax.Device`), in place (torch's
     ``param.data = param.data.to(device)``: same object, same version)."""
-    a = t._data
-    on_device = is_device_array(a)
-    if target is CPU:
-        if on_device:
-            t._data = host(a)
-    elif not on_device or a.device != target:
-        t._data = put(a, target)
+    t._data = placed(t._data, target)
 
 
 def _placing(init):
@@ -425,7 +420,6 @@ def _placing(init):
     @functools.wraps(init)
     def wrapper(self, *args, **kwargs):
         init(self, *args, **kwargs)
-        dev = kwargs.get("device")
-        if dev is not None and not (type(dev) is str and dev == "cpu"):
-            self.to(dev)
+        if kwargs.get("device") is not None:   # "cpu" moves nothing
+            self.to(kwargs["device"])
     return wrapper
