@@ -6,6 +6,10 @@
 
 jax is not imported here; it loads when the first program is lowered.
 """
+from tracegrad.backends import xla_flags as _xla_flags
+
+_xla_flags.apply()   # XLA CPU options, before jax starts a backend (backends/xla_flags.py)
+
 from tracegrad import ir  # noqa: F401  (registers the ops)
 from tracegrad.ir.errors import (AllocationError, DTypeError, IRError, ShapeError, TraceError,
                                  TracegradError)
