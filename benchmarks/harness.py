@@ -157,6 +157,12 @@ def targets(records: list[dict]) -> list[dict]:
     if tg_op and torch_op:
         check("per_op: tracegrad eager / torch eager (fwd+bwd per op)",
               tg_op["us_per_op"] / torch_op["us_per_op"], 1.0)
+    # issue 17: saved activations, MLP <= torch eager's, transformer <= 0.85x torch.compile's
+    for w, ref, limit in (("mlp", "torch eager", 1.0), ("transformer", "torch.compile", 0.85)):
+        ours, theirs = (_find(records, f"memory:{w}", i) for i in ("tracegrad min_bytes", ref))
+        if ours and theirs:
+            check(f"memory:{w}: saved bytes / {ref}'s", ours["saved_bytes"] /
+                  theirs["saved_bytes"], limit)
     fit = _find(records, "scaling", "fit")
     if fit:
         check("scaling: growth exponent of CPU time", fit["growth_exponent"], 1.15)

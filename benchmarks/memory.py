@@ -6,6 +6,8 @@
   ``backward()`` uses save_all restricted to the tape (docs/architecture.md).
 - ``torch eager``: the same count for PyTorch, with ``saved_tensors_hooks``
   (each storage once, parameters and the batch left out).
+- ``torch.compile``: the same hooks around a call of the compiled loss (after the
+  call that compiled it): they see what AOTAutograd's partitioned forward saves.
 - ``tg.compile`` / ``jax.jit``: ``memory_analysis()`` of the whole compiled
   training step: ``xla_temp_bytes`` is XLA's scratch (temporaries) size.
 """
@@ -40,6 +42,8 @@ def run(names: tuple[str, ...], *, use_torch: bool, xla: bool = True,
             tbatch = torch_models.as_torch([t.numpy() for t in data])
             out.append(record(w, "torch eager",
                               saved_bytes=torch_models.saved_bytes(tm, spec["torch_loss"], tbatch)))
+            out.append(record(w, "torch.compile", saved_bytes=torch_models.compiled_saved_bytes(
+                tm, spec["torch_loss"], tbatch)))
         if xla:
             compiled = tg.compile(_tg_step(spec, params))
             compiled(*data)   # traces with .grad None; the next call's guards see tensors

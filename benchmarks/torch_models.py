@@ -180,3 +180,16 @@ def saved_bytes(model, loss_fn, batch) -> int:
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         loss_fn(model, *batch)
     return sum(seen.values())
+
+
+def compiled_saved_bytes(model, loss_fn, batch) -> int:
+    """`saved_bytes` of ``torch.compile(loss_fn)``: the tensors AOTAutograd's compiled
+    forward returns for backward (the partitioner's choice), counted the same way.  Its
+    ``CompiledFunction.forward`` saves them with ``ctx.save_for_backward`` outside the
+    compiled graph, so the pack hook sees each one; plain-function hooks are not inlined
+    into the graph and do not recompile it (dynamo's guard only tracks ``fx.GraphModule``
+    hooks), so what is counted is the code compiled here, without hooks."""
+    import torch
+    fn = torch.compile(loss_fn)
+    fn(model, *batch)   # compiles (forward; the backward compiles at its first call)
+    return saved_bytes(model, fn, batch)

@@ -122,6 +122,18 @@ def test_program_targets_compare_eager_with_torch_eager():
                    "nanogpt: tracegrad eager / torch eager step": (2.0, False)}
 
 
+def test_saved_bytes_targets():
+    # issue 17: the MLP against torch eager's count, the transformer against torch.compile's
+    recs = [harness.record("memory:mlp", "tracegrad min_bytes", saved_bytes=2_107_392),
+            harness.record("memory:mlp", "torch eager", saved_bytes=2_107_396),
+            harness.record("memory:transformer", "tracegrad min_bytes", saved_bytes=90),
+            harness.record("memory:transformer", "torch eager", saved_bytes=200),
+            harness.record("memory:transformer", "torch.compile", saved_bytes=100)]
+    got = {c["target"]: (round(c["value"], 6), c["met"]) for c in harness.targets(recs)}
+    assert got == {"memory:mlp: saved bytes / torch eager's": (0.999998, True),
+                   "memory:transformer: saved bytes / torch.compile's": (0.9, False)}
+
+
 def test_every_program_is_a_runner_workload():
     from benchmarks import __main__ as runner
     from benchmarks import programs
