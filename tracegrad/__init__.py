@@ -6,9 +6,11 @@
 
 jax is not imported here; it loads when the first program is lowered.
 """
+from tracegrad.backends import blas_idle as _blas_idle
 from tracegrad.backends import xla_flags as _xla_flags
 
 _xla_flags.apply()   # XLA CPU options, before jax starts a backend (backends/xla_flags.py)
+_blas_idle.apply()   # OpenBLAS's idle threads sleep, not spin (backends/blas_idle.py)
 
 from tracegrad import ir  # noqa: F401  (registers the ops)
 from tracegrad.ir.errors import (AllocationError, DTypeError, IRError, ShapeError, TraceError,
