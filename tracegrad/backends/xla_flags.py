@@ -38,7 +38,7 @@ def _backends_started() -> bool:
     if "jax" not in sys.modules:
         return False
     try:
-        from jax._src import xla_bridge
+        from jax._src import xla_bridge   # only when the user imported jax already
         return bool(xla_bridge._backends)
     except Exception:   # noqa: BLE001 - a jax without this attribute: assume started
         return True
