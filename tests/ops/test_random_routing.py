@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import tracegrad as tg
-from ir import types as T
-from ir.ops import random as R
+from tracegrad.ir import types as T
+from tracegrad.ir.ops import random as R
 
 KEY = np.array([0x12345678, 0x9ABCDEF0], np.uint32)
 
