@@ -13,6 +13,7 @@ from ..registry import (AUTOCAST_FP32, AUTOCAST_PROMOTE, CHEAP, COMPLEX, ELEMENT
                         LINEAR, NONDIFF, PROMOTE, SCALAR_ARGS, TO_FLOAT, NotImplementedGrad,
                         defcomposite,
                         defop)
+from . import _select
 from ._common import broadcast_infer, div_conj, mul_conj, require_float
 from ._common import tangent_sum, tmul
 from ._rewrites import identity_element
@@ -167,7 +168,7 @@ def _where_infer(types, **_):
 
 defop("where", "condition, input, other", infer=_where_infer, flags=CEW | SCALAR_ARGS,
       promote_inputs=(1, 2), ref="torch.where",
-      kernel=lambda xp, c, x, y: xp.where(c, x, y),
+      kernel=_select.select,
       vjp=lambda b, ct, c, x, y, out: [None, b.where(c, ct, 0.0), b.where(c, 0.0, ct)], jvp=LINEAR)
 
 

@@ -12,6 +12,7 @@ from ..registry import (AUTOCAST_FP32, CHEAP, COMPLEX, ELEMENTWISE, INTERNAL, LI
                         TO_FLOAT, defcomposite, defop)
 from ._common import div_conj, mul_conj, require_float, same_as_first, zero_slope_dep
 from ._rewrites import involution, same_type_identity
+from . import _select
 
 EW = ELEMENTWISE | CHEAP
 CEW = EW | COMPLEX   # elementwise ops that also take complex64/complex128
@@ -357,8 +358,8 @@ _unary("elu", _elu_kernel, infer=float_only("elu"), flags=EW,
 
 # negative_slope at 0, as torch; a function of x with derivative 0 under create_graph, as
 # torch's leaky_relu_backward (zero_slope_dep)
-_unary("leaky_relu", lambda xp, x, *, negative_slope: xp.where(
-           x > scalar(x, 0.0), x, x * scalar(x, negative_slope)),
+_unary("leaky_relu", lambda xp, x, *, negative_slope: _select.leaky_relu(
+           xp, x, scalar(x, negative_slope)),
        lambda b, ct, x, out, *, negative_slope: [zero_slope_dep(
            b, b.where(b.gt(x, 0.0), ct, b.mul(ct, negative_slope)), x)],
        infer=float_only("leaky_relu"), flags=EW, attrs=(("negative_slope", 0.01, K.FLOAT),),
