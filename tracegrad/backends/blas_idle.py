@@ -5,7 +5,7 @@ job for 2**28 cycles (about 0.1 s) before they sleep.  An eager step alternates 
 products with XLA programs (backward programs, the large convs and draws of `_on_xla`),
 so on a 2-core machine a spinning OpenBLAS thread took one of the two cores from XLA's
 thread pool.  Measured on the development machine (quiet, medians of 12 eager steps, wall /
-process CPU ms; docs/performance.md, "Eager: OpenBLAS's spinning threads"): MNIST 181 /
+process CPU ms; docs/performance.md, "Conv nets and eager steps"): MNIST 181 /
 352 -> 120 / 189, the transformer 249 / 488 -> 222 / 327, minGPT 111 / 222 -> 95 / 103,
 the MLP 60 / 117 -> 55 / 73; the MNIST step's backward program alone ran in 58 ms, in
 the step in 108.  OpenBLAS reads ``OPENBLAS_THREAD_TIMEOUT`` (its wait, 2**N cycles, N in

@@ -4,7 +4,7 @@ Why: jaxlib 0.10's CPU backend hands convolutions to YNNPACK by default, and a Y
 convolution whose result leaves its fusion (every conv of a training step: the forward's
 output is saved for backward, the gradients are program outputs) ran on one thread.
 Measured on the 2-core development machine (quiet, medians of 9; docs/performance.md,
-"Convolution: XLA CPU's YNNPACK convolutions"): the MNIST CNN's conv 32->64 (64x32x26x26,
+"Conv nets and eager steps"): the MNIST CNN's conv 32->64 (64x32x26x26,
 NHWC) took 42-55 ms of wall time alone against 12 ms on XLA's own (Eigen) convolution,
 which uses every core; its gradients (NCHW, CPU ms) 127 against 80; the eager MNIST step
 went from 382 to 234 ms.  So YNNPACK keeps its other fusions (dots) and convolutions go
