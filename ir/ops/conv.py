@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from collections import OrderedDict
 
 import numpy as np
@@ -89,6 +90,17 @@ _XLA_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 # size that changed every step grew the process by ~3.5 MiB per step (issue 18).
 _XLA_KERNELS: OrderedDict = OrderedDict()
 XLA_KERNELS_MAX = 256
+
+
+_forked = [False]   # set in a forked child (os.register_at_fork below)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _forked.__setitem__(0, True))
+
+
+def xla_usable() -> bool:
+    """Whether a NumPy kernel may hand its work to XLA (`_on_xla`): not in a forked child
+    (a DataLoader worker), where jax, started by the parent, does not survive ``fork()``."""
+    return not _forked[0]
 
 
 def _on_xla(kernel, arrays, attrs: dict):

@@ -11,7 +11,6 @@ easy as 1, 2, 3" (SC 2011), the generator behind jax.random.
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
@@ -20,7 +19,7 @@ from .. import types as T
 from ..errors import DTypeError
 from ..registry import CREATION, INTERNAL, NONDIFF, RANDOM, defop
 from ._common import as_shape
-from .conv import _on_xla
+from .conv import _on_xla, xla_usable
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
@@ -79,17 +78,13 @@ _HALF_DIGITS = {"float16": 11, "bfloat16": 8}
 # passes (the eager MNIST step's dropout mask, 590k words: 28.9 -> 1.4 ms; 4096 words 0.28
 # -> 0.14).  Normal draws stay on NumPy: XLA's log and cos differ from NumPy's in the last
 # bit, and eager draws keep their values.
-# Not in a forked child (a DataLoader worker): jax does not survive fork() once the parent
-# started it, and a dataset's draws must not hang.
+# Not in a forked child (`conv.xla_usable`: a DataLoader worker must not hang).
 XLA_MIN_UNIFORM = 1 << 12
-_forked = [False]
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=lambda: _forked.__setitem__(0, True))
 
 
 def _random_kernel(xp, key, *, size, dtype, distribution):
     n = math.prod(size)
-    if xp is np and distribution == "uniform" and n >= XLA_MIN_UNIFORM and not _forked[0]:
+    if xp is np and distribution == "uniform" and n >= XLA_MIN_UNIFORM and xla_usable():
         return _on_xla(_random_kernel, (np.asarray(key),),
                        dict(size=size, dtype=dtype, distribution=distribution))
     np_dtype = dtype.numpy

@@ -8,6 +8,7 @@ import pytest
 
 import tracegrad as tg
 from tracegrad.ir import types as T
+from tracegrad.ir.ops import conv as C
 from tracegrad.ir.ops import random as R
 
 KEY = np.array([0x12345678, 0x9ABCDEF0], np.uint32)
@@ -41,7 +42,7 @@ def test_normal_and_small_draws_stay_on_numpy(monkeypatch):
     R._random_kernel(np, KEY, size=(20000,), dtype=T.float32, distribution="normal")
     R._random_kernel(np, KEY, size=(R.XLA_MIN_UNIFORM - 1,), dtype=T.float32,
                      distribution="uniform")
-    monkeypatch.setattr(R, "_forked", [True])   # a DataLoader worker forked from this process
+    monkeypatch.setattr(C, "_forked", [True])   # a DataLoader worker forked from this process
     R._random_kernel(np, KEY, size=(20000,), dtype=T.float32, distribution="uniform")
 
 
