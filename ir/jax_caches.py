@@ -1,7 +1,7 @@
 """What jax keeps for the programs our caches drop, and how it is released.
 
 Every cache of programs above the IR (tg.compile's entries, the eager backward programs,
-the forward-mode jacobian programs, ops/conv.py's `_on_xla` kernels) owns the only
+the forward-mode jacobian programs, ops/_xla_handoff.py's kernels) owns the only
 reference to each program's ``jax.jit`` function.  jax keys its caches of jaxprs,
 lowerings and executables by that function, weakly, so they go with the program.
 

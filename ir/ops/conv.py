@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
-from collections import OrderedDict
 
 import numpy as np
 
@@ -25,7 +23,7 @@ from .. import types as T
 from ..builder import with_location
 from ..errors import DTypeError, ShapeError
 from ..registry import AUTOCAST_LOWER, COMPLEX, INTERNAL, REQUIRED, defcomposite, defop
-from ..jax_caches import programs_evicted
+from . import _xla_handoff as handoff
 from ._common import bilinear_jvp, conj_if_complex, zero_slope_dep
 from ._conv_gemm import (_conv_col2im, _conv_im2col, _dilated, _out_size, _pad_np,
                          _prefer_col2im)
@@ -82,43 +80,6 @@ def _conv_infer(types, *, stride, padding, dilation, lhs_dilation, groups):
 # Pooling has a size threshold (XLA_MIN_POOL_SIZE elements): its NumPy passes are cheap.
 XLA_MIN_CONTRACTION = 16
 XLA_MIN_POOL_SIZE = 1 << 16
-_XLA_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
-# (kernel, attributes, input shapes and dtypes) -> its jitted kernel, least recently used
-# first.  One jitted function per input signature, so that dropping one drops everything jax
-# holds for it (its executable, ~1-3 MiB on the CPU, and its jaxpr: jax's caches key them by
-# the function, weakly): per (kernel, attributes) with jax caching per shape inside, a batch
-# size that changed every step grew the process by ~3.5 MiB per step (issue 18).
-_XLA_KERNELS: OrderedDict = OrderedDict()
-XLA_KERNELS_MAX = 256
-
-
-_forked = [False]   # set in a forked child (os.register_at_fork below)
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=lambda: _forked.__setitem__(0, True))
-
-
-def xla_usable() -> bool:
-    """Whether a NumPy kernel may hand its work to XLA (`_on_xla`): not in a forked child
-    (a DataLoader worker), where jax, started by the parent, does not survive ``fork()``."""
-    return not _forked[0]
-
-
-def _on_xla(kernel, arrays, attrs: dict):
-    """``kernel(jnp, *arrays, **attrs)`` jitted, on NumPy arrays; NumPy arrays come back
-    (read-only views of XLA's buffers, as the jax executor's outputs)."""
-    import jax  # function-level: jax loads on first use (start-up time)
-    key = (kernel, tuple(attrs.items()), tuple((a.shape, a.dtype) for a in arrays))
-    fn = _XLA_KERNELS.get(key)
-    if fn is None:
-        fn = _XLA_KERNELS[key] = jax.jit(lambda *a: kernel(jax.numpy, *a, **attrs))
-        if len(_XLA_KERNELS) > XLA_KERNELS_MAX:
-            _XLA_KERNELS.popitem(last=False)
-            programs_evicted()
-    else:
-        _XLA_KERNELS.move_to_end(key)
-    with jax.enable_x64(True):   # float64 stays float64, indices int64 (as the jax executor)
-        out = fn(*arrays)
-        return tuple(map(np.asarray, out)) if isinstance(out, tuple) else np.asarray(out)
 
 
 def _conv_numpy(xp, x, w, *, stride, padding, dilation, lhs_dilation, groups):
@@ -126,13 +87,15 @@ def _conv_numpy(xp, x, w, *, stride, padding, dilation, lhs_dilation, groups):
     convs (input gradients, conv_transpose2d), GEMM then col2im (`_conv_col2im`).
 
     Real float32/float64 convs with a contraction of at least XLA_MIN_CONTRACTION run on
-    XLA instead (`_on_xla`).  Half-precision inputs accumulate in float32 (as the jax
+    XLA instead (`_xla_handoff`).  Half-precision inputs accumulate in float32 (as the jax
     kernel and torch do).
     """
     dtype = x.dtype
-    if dtype in _XLA_DTYPES and math.prod(w.shape[1:]) >= XLA_MIN_CONTRACTION and x.size:
-        return _on_xla(_conv_jax, (x, w), dict(stride=stride, padding=padding, dilation=dilation,
-                                               lhs_dilation=lhs_dilation, groups=groups))
+    if (dtype in handoff.FLOATS and math.prod(w.shape[1:]) >= XLA_MIN_CONTRACTION and x.size
+            and handoff.usable()):
+        return handoff.run(_conv_jax, (x, w), dict(
+            stride=stride, padding=padding, dilation=dilation, lhs_dilation=lhs_dilation,
+            groups=groups))
     if dtype.itemsize < 4:
         x, w = x.astype(np.float32), w.astype(np.float32)
     if _prefer_col2im(x.shape, w.shape, stride, padding, dilation, lhs_dilation):
@@ -283,9 +246,10 @@ def _max_pool_infer(types, *, kernel_size, stride, padding, dilation):
 def _max_pool_kernel(xp, x, *, kernel_size, stride, padding, dilation):
     """Values and torch's indices (flat over the unpadded spatial dims); ties: the first max.
 
-    Large float32/float64 inputs of the NumPy kernel run on XLA (`_on_xla`)."""
-    if xp is np and x.dtype in _XLA_DTYPES and x.size >= XLA_MIN_POOL_SIZE:
-        return _on_xla(_max_pool_kernel, (x,), dict(kernel_size=kernel_size, stride=stride,
+    Large float32/float64 inputs of the NumPy kernel run on XLA (`_xla_handoff`)."""
+    if (xp is np and x.dtype in handoff.FLOATS and x.size >= XLA_MIN_POOL_SIZE
+            and handoff.usable()):
+        return handoff.run(_max_pool_kernel, (x,), dict(kernel_size=kernel_size, stride=stride,
                                                     padding=padding, dilation=dilation))
     nd = len(kernel_size)
     fill = -np.inf if x.dtype.kind == "f" or x.dtype == T.bfloat16.numpy else np.iinfo(x.dtype).min

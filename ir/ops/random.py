@@ -19,7 +19,7 @@ from .. import types as T
 from ..errors import DTypeError
 from ..registry import CREATION, INTERNAL, NONDIFF, RANDOM, defop
 from ._common import as_shape
-from .conv import _on_xla, xla_usable
+from . import _xla_handoff as handoff
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
@@ -73,19 +73,18 @@ def _unit(xp, bits, dtype, digits: int = 24):
 _HALF_DIGITS = {"float16": 11, "bfloat16": 8}
 
 
-# Uniform draws of at least this many words run on XLA (`conv._on_xla`): the same cipher on
+# Uniform draws of at least this many words run on XLA (`_xla_handoff`): the same cipher on
 # the same words, so the same bits, and 20x faster than NumPy's 20 rounds of whole-array
 # passes (the eager MNIST step's dropout mask, 590k words: 28.9 -> 1.4 ms; 4096 words 0.28
 # -> 0.14).  Normal draws stay on NumPy: XLA's log and cos differ from NumPy's in the last
 # bit, and eager draws keep their values.
-# Not in a forked child (`conv.xla_usable`: a DataLoader worker must not hang).
 XLA_MIN_UNIFORM = 1 << 12
 
 
 def _random_kernel(xp, key, *, size, dtype, distribution):
     n = math.prod(size)
-    if xp is np and distribution == "uniform" and n >= XLA_MIN_UNIFORM and xla_usable():
-        return _on_xla(_random_kernel, (np.asarray(key),),
+    if xp is np and distribution == "uniform" and n >= XLA_MIN_UNIFORM and handoff.usable():
+        return handoff.run(_random_kernel, (np.asarray(key),),
                        dict(size=size, dtype=dtype, distribution=distribution))
     np_dtype = dtype.numpy
     counters = xp.arange(n, dtype=xp.uint32)

@@ -17,7 +17,7 @@ from ..errors import DTypeError
 from ..registry import (AUTOCAST_FP32, CHEAP, ELEMENTWISE, INTERNAL, PROMOTE, TO_FLOAT,
                         NotImplementedGrad, defop)
 from ._common import broadcast_infer, fmt_types, same_as_first
-from .conv import _on_xla, xla_usable
+from . import _xla_handoff as handoff
 from .unary import float_only, scalar
 
 EW = ELEMENTWISE | CHEAP
@@ -183,19 +183,18 @@ def _gelu_canon(types, *, approximate):
 
 
 # GELU on NumPy from this many float32/float64 elements runs as the jax kernel on XLA
-# (`conv._on_xla`): exact GELU's scipy erf and the four passes around it took 24.5 ms per
+# (`_xla_handoff`): exact GELU's scipy erf and the four passes around it took 24.5 ms per
 # 1M float32 against 4.7 fused, the tanh form's seven passes 5 ms per call on the benchmark
 # transformer (a transformer's MLP activation; the values are the compiled step's, within
 # 5e-7 of NumPy's).
 XLA_MIN_GELU = 1 << 14
-_XLA_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _gelu_kernel(erf):
     def kernel(xp, x, *, approximate):
-        if (xp is np and x.size >= XLA_MIN_GELU
-                and x.dtype in _XLA_FLOATS and xla_usable()):
-            return _on_xla(_gelu_jax, (x,), {"approximate": approximate})
+        if (xp is np and x.size >= XLA_MIN_GELU and x.dtype in handoff.FLOATS
+                and handoff.usable()):
+            return handoff.run(_gelu_jax, (x,), {"approximate": approximate})
         c = lambda v: scalar(x, v)  # noqa: E731
         if approximate == "tanh":
             inner = c(SQRT_2_OVER_PI) * (x + c(GELU_C) * x * x * x)

@@ -27,7 +27,7 @@ import tracegrad.nn.functional as F
 from tracegrad.autograd import backward_program, jacobian_batched
 from tracegrad.backends import crosscheck
 from tracegrad.ir import jax_caches
-from tracegrad.ir.ops import conv
+from tracegrad.ir.ops import _xla_handoff as handoff
 
 # the module (tracegrad.compiler re-exports its `compile` function under the same name)
 compile_module = importlib.import_module("tracegrad.compiler.compile")
@@ -161,18 +161,18 @@ def test_thirty_new_batch_sizes_leave_the_eager_caches_at_their_bounds(monkeypat
 
 
 def test_on_xla_kernels_are_one_jitted_function_per_signature_and_evicted_lru(monkeypatch):
-    monkeypatch.setattr(conv, "_XLA_KERNELS", type(conv._XLA_KERNELS)())
-    monkeypatch.setattr(conv, "XLA_KERNELS_MAX", 2)
+    monkeypatch.setattr(handoff, "KERNELS", type(handoff.KERNELS)())
+    monkeypatch.setattr(handoff, "KERNELS_MAX", 2)
 
     def kernel(xp, a, *, k):
         return a * k
 
     released, jitted = jax_caches.releases[0], {}
     for n in (1, 2, 1, 3):   # size 1 is used again before size 3 comes: size 2 is dropped
-        out = conv._on_xla(kernel, [np.full(n, 2.0)], {"k": 3.0})
+        out = handoff.run(kernel, [np.full(n, 2.0)], {"k": 3.0})
         np.testing.assert_array_equal(out, np.full(n, 6.0))
-        jitted.setdefault(n, [weakref.ref(f) for f in conv._XLA_KERNELS.values()][-1])
-    assert [key[2][0][0] for key in conv._XLA_KERNELS] == [(1,), (3,)]
+        jitted.setdefault(n, [weakref.ref(f) for f in handoff.KERNELS.values()][-1])
+    assert [key[2][0][0] for key in handoff.KERNELS] == [(1,), (3,)]
     gc.collect()
     assert jitted[2]() is None and jitted[1]() is not None   # and its executable with it
     assert jax_caches.releases[0] - released == 1

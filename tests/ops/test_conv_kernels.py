@@ -1,5 +1,5 @@
 """The NumPy kernels of conv and max_pool route large float32/float64 inputs to XLA
-(ir/ops/conv.py `_on_xla`); both routes against each other and a float64 reference, the
+(ir/ops/_xla_handoff.py); both routes against each other and a float64 reference, the
 pool's window loop against argmax over the stacked windows, finite differences through the
 routed kernel, and the backward program of a conv net built once across steps."""
 import numpy as np
@@ -9,6 +9,7 @@ import tracegrad as tg
 import tracegrad.nn as nn
 import tracegrad.nn.functional as F
 from tracegrad.autograd import backward_program
+from tracegrad.ir.ops import _xla_handoff as handoff
 from tracegrad.ir.ops import conv as C
 
 CONVS = [   # x, w shapes, attributes (each C/groups x kernel >= XLA_MIN_CONTRACTION: XLA)
@@ -42,8 +43,8 @@ def test_conv_routes_agree(xs, ws, a, monkeypatch):
     ref = C._conv_numpy(np, x, w, **attrs)
     monkeypatch.undo()
     routed = []
-    on_xla = C._on_xla
-    monkeypatch.setattr(C, "_on_xla", lambda *a: routed.append(a[0]) or on_xla(*a))
+    on_xla = handoff.run
+    monkeypatch.setattr(handoff, "run", lambda *a: routed.append(a[0]) or on_xla(*a))
     y64 = C._conv_numpy(np, x, w, **attrs)
     y32 = C._conv_numpy(np, x.astype(np.float32), w.astype(np.float32), **attrs)
     assert y64.dtype == np.float64 and y32.dtype == np.float32 and y32.shape == ref.shape
@@ -105,6 +106,24 @@ def test_window_argmax_is_argmax_over_the_stack(dtype):
     ref_values, ref_arg = _stack_argmax(windows)
     np.testing.assert_array_equal(values, ref_values)     # NaNs compare equal here
     np.testing.assert_array_equal(arg, ref_arg)
+
+
+def test_a_forked_child_keeps_conv_and_pool_on_numpy(monkeypatch):
+    # jax started by the parent does not survive fork(): a DataLoader worker's convs and
+    # pools run their NumPy kernels, with the same values
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((2, 4, 9, 9)), rng.standard_normal((3, 4, 3, 3))
+    attrs = _attrs(2, dict(stride=(1, 1)))
+    want = C._conv_numpy(np, x, w, **attrs)
+    pooled = rng.standard_normal((2, 4, 160, 160))
+    pool = dict(kernel_size=(2, 2), stride=(2, 2), padding=((0, 0), (0, 0)), dilation=(1, 1))
+    want_pool = C._max_pool_kernel(np, pooled, **pool)
+    monkeypatch.setattr(handoff, "_forked", [True])
+    monkeypatch.setattr(handoff, "run", lambda *a: pytest.fail("handed to XLA in a child"))
+    np.testing.assert_allclose(C._conv_numpy(np, x, w, **attrs), want, rtol=1e-12, atol=1e-12)
+    got = C._max_pool_kernel(np, pooled, **pool)
+    np.testing.assert_array_equal(got[0], want_pool[0])
+    np.testing.assert_array_equal(got[1], want_pool[1])
 
 
 @pytest.mark.parametrize("kernel,stride,padding,dilation", [

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.special import erf
 
-from tracegrad.ir.ops import conv as C
+from tracegrad.ir.ops import _xla_handoff as H
 from tracegrad.ir.ops import special as S
 from tracegrad.ir.registry import get
 
@@ -26,18 +26,18 @@ def _reference(x, approximate="none"):
 def test_large_inputs_run_on_xla_with_scipys_values(monkeypatch, dtype, tol, approximate):
     x = np.random.default_rng(0).standard_normal(S.XLA_MIN_GELU * 2).astype(dtype) * 4
     routed = []
-    on_xla = S._on_xla
-    monkeypatch.setattr(S, "_on_xla", lambda *a: routed.append(a[0]) or on_xla(*a))
+    on_xla = H.run
+    monkeypatch.setattr(H, "run", lambda *a: routed.append(a[0]) or on_xla(*a))
     got = KERNEL(np, x, approximate=approximate)
     assert routed == [S._gelu_jax] and got.dtype == dtype and got.shape == x.shape
     np.testing.assert_allclose(got, _reference(x, approximate), rtol=tol, atol=tol)
 
 
 def test_other_calls_stay_on_numpy(monkeypatch):
-    monkeypatch.setattr(S, "_on_xla", lambda *a: pytest.fail("routed to XLA"))
+    monkeypatch.setattr(H, "run", lambda *a: pytest.fail("routed to XLA"))
     big = np.linspace(-4, 4, S.XLA_MIN_GELU, dtype=np.float32)
     KERNEL(np, big[:100], approximate="none")
     KERNEL(np, big.astype(np.float16), approximate="none")
-    monkeypatch.setattr(C, "_forked", [True])   # a DataLoader worker
+    monkeypatch.setattr(H, "_forked", [True])   # a DataLoader worker
     np.testing.assert_allclose(KERNEL(np, big, approximate="none"), _reference(big),
                                rtol=2e-6, atol=2e-6)

@@ -8,7 +8,7 @@ import pytest
 
 import tracegrad as tg
 from tracegrad.ir import types as T
-from tracegrad.ir.ops import conv as C
+from tracegrad.ir.ops import _xla_handoff as H
 from tracegrad.ir.ops import random as R
 
 KEY = np.array([0x12345678, 0x9ABCDEF0], np.uint32)
@@ -26,8 +26,8 @@ def _numpy_only(monkeypatch, **attrs):
 def test_routed_uniform_draws_are_the_numpy_bits(monkeypatch, dtype):
     attrs = dict(size=(3, 5000), dtype=dtype, distribution="uniform")
     routed = []
-    on_xla = R._on_xla
-    monkeypatch.setattr(R, "_on_xla", lambda *a: routed.append(a[2]) or on_xla(*a))
+    on_xla = H.run
+    monkeypatch.setattr(H, "run", lambda *a: routed.append(a[2]) or on_xla(*a))
     got = R._random_kernel(np, KEY, **attrs)
     monkeypatch.undo()
     assert routed == [attrs]
@@ -38,11 +38,11 @@ def test_routed_uniform_draws_are_the_numpy_bits(monkeypatch, dtype):
 
 
 def test_normal_and_small_draws_stay_on_numpy(monkeypatch):
-    monkeypatch.setattr(R, "_on_xla", lambda *a: pytest.fail("routed to XLA"))
+    monkeypatch.setattr(H, "run", lambda *a: pytest.fail("routed to XLA"))
     R._random_kernel(np, KEY, size=(20000,), dtype=T.float32, distribution="normal")
     R._random_kernel(np, KEY, size=(R.XLA_MIN_UNIFORM - 1,), dtype=T.float32,
                      distribution="uniform")
-    monkeypatch.setattr(C, "_forked", [True])   # a DataLoader worker forked from this process
+    monkeypatch.setattr(H, "_forked", [True])   # a DataLoader worker forked from this process
     R._random_kernel(np, KEY, size=(20000,), dtype=T.float32, distribution="uniform")
 
 

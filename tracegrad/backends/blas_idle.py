@@ -2,8 +2,8 @@
 
 Why: after each multi-threaded product OpenBLAS's worker threads busy-wait for their next
 job for 2**28 cycles (about 0.1 s) before they sleep.  An eager step alternates NumPy
-products with XLA programs (backward programs, the large convs and draws of `_on_xla`),
-so on a 2-core machine a spinning OpenBLAS thread took one of the two cores from XLA's
+products with XLA programs (backward programs; the large convs, draws and GELUs that
+ir/ops/_xla_handoff.py hands to XLA), so on a 2-core machine a spinning OpenBLAS thread took one of the two cores from XLA's
 thread pool.  Measured on the development machine (quiet, medians of 12 eager steps, wall /
 process CPU ms; docs/performance.md, "Conv nets and eager steps"): MNIST 181 /
 352 -> 120 / 189, the transformer 249 / 488 -> 222 / 327, minGPT 111 / 222 -> 95 / 103,
